@@ -11,6 +11,7 @@ life. `failing_loads` counts, by model, the loads whose last attempt failed (`/m
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import time
 import weakref
@@ -140,6 +141,12 @@ class DeferredLoad(Generic[T]):
         with self._lock:
             return self._future.done()
 
+    def settled(self) -> None:
+        """Waits until the current attempt has ended, loaded or failed (never raises)."""
+        with self._lock:
+            future = self._future
+        concurrent.futures.wait([future])
+
     @classmethod
     def finished(cls, loaded: T) -> DeferredLoad[T]:
         deferred = cls(lambda: loaded)
@@ -172,10 +179,12 @@ def finish_deferred_loads() -> None:
         deferred.result()
 
 
-def start_deferred_loads() -> None:
+def start_deferred_loads() -> list[DeferredLoad[Any]]:
     """Starts every model load deferred so far: what a process calls once it is ready to
-    serve, so that readiness never waits for a model and the first request waits less."""
+    serve, so that readiness never waits for a model and the first request waits less.
+    Returns the loads it started."""
     with _DEFERRED_LOCK:
         pending = list(_DEFERRED)
     for deferred in pending:
         deferred.start()
+    return pending

@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
+from typing import Any
 
-from factledger.adapters.deferred_load import finish_deferred_loads, start_deferred_loads
+from factledger.adapters.deferred_load import (
+    DeferredLoad,
+    finish_deferred_loads,
+    start_deferred_loads,
+)
 from factledger.adapters.numeric_threads import one_blas_thread
 from factledger.api.bootstrap.deferred_imports import import_deferred, start_deferred_imports
 
@@ -26,6 +32,11 @@ FALLBACK_S = 2.0
 # One warm-up per process, as the deferred loads are the process's.
 _STARTED = threading.Event()
 _LOCK = threading.Lock()
+# Set once what a first message needs (the deferred loads and imports) has loaded or failed:
+# what only rarer requests need (the MCP SDK, the answer readers' members) starts after it,
+# rather than share the interpreter's lock with it. Waited for at most this long.
+_REQUEST_PATH_SETTLED = threading.Event()
+REQUEST_PATH_WAIT_S = 10.0
 
 
 def start_after_ready() -> None:
@@ -36,16 +47,27 @@ def start_after_ready() -> None:
         _STARTED.set()
     # Before anything multiplies: a fork beside OpenBLAS's pool can hang (ADR 0189).
     one_blas_thread()
-    start_deferred_loads()
-    start_deferred_imports()
-    start_answer_unpack()
+    loads = start_deferred_loads()
+    imports = start_deferred_imports()
+    start_answer_unpack(loads, imports)
 
 
-def start_answer_unpack() -> None:
-    """Unpacks the tuned answer readers' members on a daemon thread (nothing to tear down)."""
-    threading.Thread(
-        target=unpack_answers_now, name="factledger-answer-unpack", daemon=True
-    ).start()
+def start_answer_unpack(
+    loads: Sequence[DeferredLoad[Any]] = (), imports: threading.Thread | None = None
+) -> None:
+    """Unpacks the tuned answer readers' members on a daemon thread (nothing to tear down),
+    once `loads` and `imports` have ended: a first message needs those, and only a
+    confirmation's reply needs these, so they do not share the interpreter's lock."""
+
+    def unpack_after() -> None:
+        for load in loads:
+            load.settled()
+        if imports is not None:
+            imports.join()
+        _REQUEST_PATH_SETTLED.set()
+        unpack_answers_now()
+
+    threading.Thread(target=unpack_after, name="factledger-answer-unpack", daemon=True).start()
 
 
 def unpack_answers_now() -> None:
@@ -63,9 +85,19 @@ def warm_up_now() -> None:
     with _LOCK:
         _STARTED.set()
     one_blas_thread()
-    finish_deferred_loads()
-    import_deferred()
+    try:
+        finish_deferred_loads()
+        import_deferred()
+    finally:
+        _REQUEST_PATH_SETTLED.set()
     unpack_answers_now()
+
+
+async def request_path_settled() -> None:
+    """Returns once this process's deferred loads and imports have ended, loaded or failed
+    (or after `REQUEST_PATH_WAIT_S`): what a served process loads for rarer requests waits
+    for it."""
+    await asyncio.to_thread(_REQUEST_PATH_SETTLED.wait, REQUEST_PATH_WAIT_S)
 
 
 async def start_after_ready_async() -> None:

@@ -1,6 +1,7 @@
 """What a start leaves for later (the models' loads, some libraries' imports) begins once the
 process has answered a ready `/readyz`, after the answer, or after a fallback delay when no
-probe asks; once per process."""
+probe asks; once per process. What only rarer requests need (the answer readers' members,
+the MCP SDK) waits until what a first message needs has loaded."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(warmup, "one_blas_thread", lambda: calls.append("blas"))
     monkeypatch.setattr(warmup, "start_deferred_loads", lambda: calls.append("loads"))
     monkeypatch.setattr(warmup, "start_deferred_imports", lambda: calls.append("imports"))
-    monkeypatch.setattr(warmup, "start_answer_unpack", lambda: calls.append("unpack"))
+    monkeypatch.setattr(warmup, "start_answer_unpack", lambda *_: calls.append("unpack"))
     return calls
 
 
@@ -104,3 +105,59 @@ def test_a_file_that_cannot_be_unpacked_is_left_to_the_first_reply(
     warmup.unpack_answers_now()  # logged, not raised on the warm-up's thread
     with pytest.raises(TunedAnswersIntegrityError):
         reader.unpack()
+
+
+def test_the_answer_readers_unpack_once_the_loads_and_imports_have_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from factledger.adapters.deferred_load import DeferredLoad
+
+    monkeypatch.setattr(warmup, "_REQUEST_PATH_SETTLED", threading.Event())
+    unpacked = threading.Event()
+    monkeypatch.setattr(warmup, "unpack_answers_now", unpacked.set)
+    release = threading.Event()
+    load = DeferredLoad(lambda: release.wait(10), name="slow")
+    load.start()
+    imports = threading.Thread(target=lambda: None)
+    imports.start()
+    warmup.start_answer_unpack([load], imports)
+    assert not unpacked.wait(0.3)
+    assert not warmup._REQUEST_PATH_SETTLED.is_set()
+    release.set()
+    assert unpacked.wait(10)
+    assert warmup._REQUEST_PATH_SETTLED.is_set()
+
+
+def test_a_failed_load_settles_the_request_path_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from factledger.adapters.deferred_load import DeferredLoad
+
+    monkeypatch.setattr(warmup, "_REQUEST_PATH_SETTLED", threading.Event())
+    monkeypatch.setattr(warmup, "unpack_answers_now", lambda: None)
+
+    def fail() -> None:
+        raise OSError("unreadable")
+
+    load = DeferredLoad(fail, name="broken")
+    load.start()
+    warmup.start_answer_unpack([load])
+    assert warmup._REQUEST_PATH_SETTLED.wait(10)
+
+
+async def test_what_waits_for_the_request_path_returns_once_it_has_settled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settled = threading.Event()
+    monkeypatch.setattr(warmup, "_REQUEST_PATH_SETTLED", settled)
+    waiting = asyncio.ensure_future(warmup.request_path_settled())
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    settled.set()
+    await asyncio.wait_for(waiting, 10)
+
+
+async def test_what_waits_for_the_request_path_waits_a_bounded_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(warmup, "_REQUEST_PATH_SETTLED", threading.Event())
+    monkeypatch.setattr(warmup, "REQUEST_PATH_WAIT_S", 0.2)
+    await asyncio.wait_for(warmup.request_path_settled(), 10)
