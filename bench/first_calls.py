@@ -22,9 +22,9 @@ import httpx
 
 from factledger.bench.cli.load import _credentials
 from factledger.bench.load.run import Credentials
-from factledger.bench.serve_start import free_port, stop
+from factledger.bench.serve_start import READY_TIMEOUT_S, _wait_until_ready, free_port, stop
 
-READY_TIMEOUT_S = 120.0
+SERVE = "from factledger.api.cli.main import main; main()"
 REF = "first-calls"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 INITIALIZE = {
@@ -37,30 +37,6 @@ INITIALIZE = {
         "clientInfo": {"name": "first-calls", "version": "1"},
     },
 }
-
-
-def _started(python: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str, float]:
-    port = free_port()
-    entry = "from factledger.api.cli.main import main; main()"
-    launched = time.perf_counter()
-    process = subprocess.Popen(  # noqa: S603 - an interpreter the operator chose, no shell
-        [str(python), "-c", entry, "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    while time.perf_counter() - launched < READY_TIMEOUT_S:
-        if process.poll() is not None:
-            raise RuntimeError(f"factledger serve exited with {process.returncode}")
-        try:
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == httpx.codes.OK:
-                return process, base, launched
-        except httpx.TransportError:
-            pass
-        time.sleep(0.01)
-    stop(process)
-    raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
 
 
 def first_message(http: httpx.Client, credentials: Credentials) -> tuple[float, float]:
@@ -102,9 +78,17 @@ def one_start(python: Path, call: str, credentials: Credentials) -> tuple[float,
     """Seconds to ready, of the first call and of the next one, on a fresh data folder."""
     with tempfile.TemporaryDirectory(prefix="factledger-first-calls-") as data:
         env = {**os.environ, **credentials.server_env, "FACTLEDGER_DATA_DIR": data}
-        process, base, launched = _started(python, env)
+        port = free_port()
+        launched = time.perf_counter()
+        process = subprocess.Popen(  # noqa: S603 - an interpreter the operator chose, no shell
+            [str(python), "-c", SERVE, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
-            ready = time.perf_counter() - launched
+            ready = _wait_until_ready(port, process, launched, None).seconds
+            base = f"http://127.0.0.1:{port}"
             with httpx.Client(base_url=base, timeout=READY_TIMEOUT_S) as http:
                 first, after = CALLS[call](http, credentials)
             return ready, first, after

@@ -57,7 +57,8 @@ def start_answer_unpack(
 ) -> None:
     """Unpacks the tuned answer readers' members on a daemon thread (nothing to tear down),
     once `loads` and `imports` have ended: a first message needs those, and only a
-    confirmation's reply needs these, so they do not share the interpreter's lock."""
+    confirmation's reply needs these, so they do not share the interpreter's lock. The same
+    thread marks the request path settled (`request_path_settled`) before it unpacks."""
 
     def unpack_after() -> None:
         for load in loads:
