@@ -320,9 +320,10 @@ async def _traces(
 
 def remembered(fact: MemoryFact, mask: ForgetMask, *, provenance: bool, slots: bool) -> bool:
     """Whether a memory read by id (a superseded value shown as history) may be shown: not
-    forgotten, and no rejected value."""
+    forgotten, no rejected value, and nothing a pending request to forget speaks of."""
     return (
         not fact.is_forgotten
         and not mask.forgets(fact, fact.id, provenance=provenance)
         and not any(r.rejects(fact, slots=slots) for r in mask.rejections)
+        and not any(r.concerns(fact) for r in mask.requested)
     )

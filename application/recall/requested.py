@@ -16,6 +16,11 @@ meet, and "the", "my" never do.
   messages of the request's own session ("Rite Aid on Franklin. ... can we just not put a
   pharmacy?" said in one message is the request's own message: it stays, as the statement
   said with the request may be what it keeps).
+- Nor as history: a superseded memory the request speaks of is never a current note's
+  "previously ...", and a note said with or after the request whose "previously" part shares
+  a keyword with it is withheld ("I've dropped private cover, NHS only now. Remove Orchard
+  Health from my file" leaves "NHS only now, previously Orchard Health" out, while the new
+  value's own memory stays).
 - Withheld, not forgotten: rejecting the request brings the memories back; approving it
   forgets the field by the sync's own rule, as before. Read from the ledger on every recall
   with the rest of the mask (kept per subject version), so it costs no backend call.
@@ -37,11 +42,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 from uuid import UUID
 
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import SearchHit
+from factledger.application.memory.value_repeats import PREVIOUSLY
 from factledger.domain.proposal import ChangeRecord, Proposal
 from factledger.domain.provenance import (
     REQUESTS_TO_FORGET,
@@ -52,6 +59,19 @@ from factledger.domain.provenance import (
 from factledger.domain.said_lines import parse_line_refs
 from factledger.domain.subject import Subject
 from factledger.domain.values import ListValue, render
+
+
+class Said(Protocol):
+    """What a request is matched against: a search hit, or a memory read by id."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def document_id(self) -> str | None: ...
+
+    @property
+    def source_indexes(self) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,20 +87,32 @@ class SpokenRequest:
     lines: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     def withholds(self, hit: SearchHit) -> bool:
-        if not hit.is_latest or not self._said_before(hit):
-            return False
-        named = self.lines.get(hit.document_id or "")
-        if named is not None and not named.isdisjoint(hit.source_indexes):
-            return True
-        return not self.words.isdisjoint(keywords(hit.text))
+        """Whether recall withholds a hit: a memory the request speaks of (current, or
+        superseded and so shown only as history), or one whose "previously" part names
+        what it speaks of (said with the request: "NHS only now, previously Orchard Health")."""
+        return self.concerns(hit) or self._named_as_previous(hit.text)
 
-    def _said_before(self, hit: SearchHit) -> bool:
-        if hit.document_id in self.earlier:
+    def concerns(self, memory: Said) -> bool:
+        """Whether the request speaks of a memory: said before it, and drawn from a line it
+        names or sharing a keyword with its sentence."""
+        if not self._said_before(memory):
+            return False
+        named = self.lines.get(memory.document_id or "")
+        if named is not None and not named.isdisjoint(memory.source_indexes):
+            return True
+        return not self.words.isdisjoint(keywords(memory.text))
+
+    def _named_as_previous(self, text: str) -> bool:
+        _, previously, earlier = text.partition(PREVIOUSLY)
+        return bool(previously) and not self.words.isdisjoint(keywords(earlier))
+
+    def _said_before(self, memory: Said) -> bool:
+        if memory.document_id in self.earlier:
             return True
         return (
-            hit.document_id == self.document_id
-            and bool(hit.source_indexes)
-            and max(hit.source_indexes) < self.message_index
+            memory.document_id == self.document_id
+            and bool(memory.source_indexes)
+            and max(memory.source_indexes) < self.message_index
         )
 
 

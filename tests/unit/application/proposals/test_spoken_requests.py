@@ -1,12 +1,15 @@
 """While a request to forget is pending, recall withholds the memories said before it that its
-sentence speaks of, whatever field the request was placed on (`recall.requested`)."""
+sentence speaks of, whatever field the request was placed on, as current notes and as history
+(`recall.requested`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 from factledger.application.ledger.commands import ApproveChange, ProposeChange, RejectChange
+from factledger.application.memory.types import MemoryFact
+from factledger.application.recall.forget_filter import remembered
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.requested import (
     requested_changes,
@@ -135,3 +138,54 @@ async def test_a_request_to_forget_what_was_said_withholds_its_lines_whatever_th
     # Forgotten now, by the line it was drawn from; the other session's memory stays.
     assert mask.forgets(Trace(None, named.document_id, (0,)), named.id, provenance=True)
     assert not mask.forgets(Trace(None, other.document_id, (0,)), other.id, provenance=True)
+
+
+async def test_what_a_pending_request_speaks_of_is_no_history_either(rig: Rig) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "We buy our boxes from Initech.", ("supplier", "Initech"))
+    await forget_asked(
+        rig,
+        lead,
+        "s2",
+        "supplier",
+        "We buy our boxes from Globex now.",
+        "Remove Initech from my file please.",
+    )
+    requested = mask_of(rig.subject(lead)).requested
+
+    # The superseded memory would be a current note's "previously ...": withheld as well.
+    superseded = replace(hit(lead, "s1", "buys their boxes from Initech"), is_latest=False)
+    new_value = hit(lead, "s2", "buys their boxes from Globex now")
+    # Said with the request, and naming what it speaks of as what was before.
+    repeating = hit(lead, "s2", f"{new_value.text}, previously from Initech")
+    # A "previously" of something else, said with the request, stays.
+    unrelated = hit(lead, "s2", "has a new warehouse, previously rented a unit in Leeds")
+    kept = without_requested([superseded, new_value, repeating, unrelated], requested)
+    assert kept == [new_value, unrelated]
+
+
+async def test_a_superseded_memory_read_by_id_is_not_shown_while_a_request_speaks_of_it(
+    rig: Rig,
+) -> None:
+    lead = rig.register()
+    await says(rig, lead, "s1", "I work at Acme, desk 4471.", ("employer", "Acme"))
+    await says(rig, lead, "s2", "Budget is 900k.", ("budget", "900k"))
+    request = await forget_asked(
+        rig, lead, "s3", "employer", "Please don't keep desk 4471, it goes to someone else."
+    )
+
+    def memory(session: str, text: str) -> MemoryFact:
+        said = hit(lead, session, text)
+        return MemoryFact(
+            said.id, text, None, False, False, False, None, said.document_id, source_indexes=(0,)
+        )
+
+    old_number = memory("s1", "works at Acme at desk 4471")
+    old_budget = memory("s2", "budget is 900k")
+    mask = mask_of(rig.subject(lead))
+    assert not remembered(old_number, mask, provenance=True, slots=False)
+    assert remembered(old_budget, mask, provenance=True, slots=False)
+
+    # Rejected, the request gives the history back.
+    rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
+    assert remembered(old_number, mask_of(rig.subject(lead)), provenance=True, slots=False)
