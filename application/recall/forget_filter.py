@@ -326,5 +326,4 @@ def remembered(fact: MemoryFact, mask: ForgetMask, *, provenance: bool, slots: b
         and not mask.forgets(fact, fact.id, provenance=provenance)
         and not any(r.rejects(fact, slots=slots) for r in mask.rejections)
         and not any(r.concerns(fact) for r in mask.requested)
-        and not any(r.asked_to_forget and r.retires(fact) for r in mask.replaced)
     )

@@ -51,8 +51,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
-from uuid import UUID
 
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
@@ -70,22 +68,6 @@ SAME_SENTENCE = 0.6
 _GONE = (ChangeStatus.REJECTED, ChangeStatus.FORGOTTEN)
 # A removal that takes its items off recall: one not yet decided, or confirmed.
 _DECIDING = (ChangeStatus.PENDING, ChangeStatus.CONFIRMED)
-
-
-class Stated(Protocol):
-    """What a statement's memories are recognised by: a search hit, or a memory read by id."""
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def is_latest(self) -> bool: ...
-
-    @property
-    def document_id(self) -> str | None: ...
-
-    @property
-    def source_indexes(self) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +89,9 @@ class ReplacedStatement:
     # A rejected statement's quote, by its keywords (`memory.lexical.keywords`); empty for
     # any other statement.
     rejected_quote: frozenset[str] = frozenset()
-    # Withheld for a pending request to forget its field: not shown as history either (ADR
-    # 0193), where a statement a later one replaced is ("..., previously X").
-    asked_to_forget: bool = False
 
-    def retires(self, hit: Stated) -> bool:
-        """Whether a memory is this statement's and leaves recall: a current one, or, for a
-        statement the subject asked to forget, a superseded one too (it is no history)."""
-        if not (hit.is_latest or self.asked_to_forget) or hit.document_id != self.document_id:
+    def retires(self, hit: SearchHit) -> bool:
+        if not hit.is_latest or hit.document_id != self.document_id:
             return False
         if hit.source_indexes and self.message_index not in hit.source_indexes:
             return False
@@ -206,24 +183,18 @@ def _forget_requested(subject: Subject) -> dict[str, datetime]:
     return asked
 
 
-def _withheld(
-    subject: Subject,
-) -> tuple[list[tuple[str, ChangeRecord, list[str]]], set[UUID]]:
+def _withheld(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
     """(field, record, the field's current wordings) of every statement recall withholds:
     rejected ones, those of a field the subject asked to forget, said before the request
-    (nothing of them is current), and those a later statement of their field replaced; and
-    the changes of those the subject asked to forget."""
+    (nothing of them is current), and those a later statement of their field replaced."""
     by_field = _statements(subject)
     requested = _forget_requested(subject)
     withheld: list[tuple[str, ChangeRecord, list[str]]] = _rejected(subject)
-    asked_to_forget: set[UUID] = set()
     for field, stated in by_field.items():
         asked = requested.get(field)
         records = stated
         if asked is not None:
-            before = [r for r in stated if _before(subject, r, asked)]
-            withheld += [(field, r, []) for r in before]
-            asked_to_forget.update(r.change_id for r in before)
+            withheld += [(field, r, []) for r in stated if _before(subject, r, asked)]
             records = [r for r in stated if not _before(subject, r, asked)]
         current = _phrases(records[-1]) if records else []
         if not current:
@@ -233,7 +204,7 @@ def _withheld(
             for r in records[:-1]
             if not any(_same(p, c) for p in _phrases(r) for c in current)
         ]
-    return withheld, asked_to_forget
+    return withheld
 
 
 def _rejected(subject: Subject) -> list[tuple[str, ChangeRecord, list[str]]]:
@@ -258,7 +229,7 @@ def _before(subject: Subject, record: ChangeRecord, asked: datetime) -> bool:
 
 def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
     """The subject's replaced statements (see the module docstring)."""
-    replaced, asked = _withheld(subject)
+    replaced = _withheld(subject)
     if not replaced:
         return _removed_items(subject)
     standing = _standing_sentences(subject, {id(r) for _, r, _ in replaced})
@@ -286,7 +257,6 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
                 frozenset(keywords(where[2]))
                 if record.status is ChangeStatus.REJECTED
                 else frozenset(),
-                record.change_id in asked,
             )
         )
     return tuple(found) + _removed_items(subject)

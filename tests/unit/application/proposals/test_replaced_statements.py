@@ -4,14 +4,12 @@ ledger's proposals: reversible by a rejection."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from uuid import UUID
 
 from factledger.application.ledger.commands import ApproveChange, ProposeChange, RejectChange
 from factledger.application.memory.record_ids import transcript_document_id
-from factledger.application.memory.types import HitKind, MemoryFact, SearchHit
+from factledger.application.memory.types import HitKind, SearchHit
 from factledger.application.proposals.plan import change_id_for
-from factledger.application.recall.forget_filter import remembered
 from factledger.application.recall.ledger_forget_source import mask_of
 from factledger.application.recall.replaced import replaced_statements, without_replaced
 from factledger.domain.provenance import Evidence, Operation, Origin
@@ -178,39 +176,6 @@ async def test_a_pending_request_to_forget_withholds_what_was_said_of_the_field_
 
     rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
     assert replaced_statements(rig.subject(lead)) == ()
-
-
-async def test_a_statement_of_a_field_asked_to_forget_is_no_history_a_replaced_one_is(
-    rig: Rig,
-) -> None:
-    lead = rig.register()
-    await says(rig, lead, "s1", "We buy from Initech.", ("supplier", "Initech"))
-    await says(rig, lead, "s2", "Call me on 07922 118 440.", ("contact_channel", "07922 118 440"))
-    await says(rig, lead, "s3", "Globex now.", ("supplier", "Globex"))
-    request = await forget_asked(rig, lead, "s4", "contact_channel")
-
-    def superseded(session: str, text: str) -> MemoryFact:
-        said = hit(lead, session, text)
-        return MemoryFact(
-            said.id, text, None, False, False, False, None, said.document_id, source_indexes=(0,)
-        )
-
-    old_number = superseded("s2", "call them on 07922 118 440")
-    old_supplier = superseded("s1", "buys from Initech")
-    mask = mask_of(rig.subject(lead))
-    # Asked to forget: neither a superseded hit of the search nor history read by id.
-    assert (
-        without_replaced(
-            [replace(hit(lead, "s2", old_number.text), is_latest=False)], mask.replaced
-        )
-        == []
-    )
-    assert not remembered(old_number, mask, provenance=True, slots=False)
-    # Replaced by a later statement: still "..., previously Initech".
-    assert remembered(old_supplier, mask, provenance=True, slots=False)
-
-    rig.ledger.reject_change(RejectChange(TENANT, lead, request, REVIEWER, "not asked"))
-    assert remembered(old_number, mask_of(rig.subject(lead)), provenance=True, slots=False)
 
 
 async def test_a_request_to_forget_leaves_a_confirmed_value_until_it_is_decided(
