@@ -89,10 +89,6 @@ class ReplacedStatement:
     # A rejected statement's quote, by its keywords (`memory.lexical.keywords`); empty for
     # any other statement.
     rejected_quote: frozenset[str] = frozenset()
-    # The keywords of the message's replaced sentences together (`memory.lexical.keywords`):
-    # a memory the extractor reworded in the third person ("Call me on ..., I'm rarely at my
-    # desk" -> "Call them on ..., the subject is rarely at their desk") is still theirs.
-    sentence_keywords: frozenset[str] = frozenset()
 
     def retires(self, hit: SearchHit) -> bool:
         if not hit.is_latest or hit.document_id != self.document_id:
@@ -114,10 +110,7 @@ class ReplacedStatement:
             # it is the quote's when it holds the quote's keywords, lemmas against lemmas.
             held = self.rejected_quote & set(keywords(text))
             return len(held) >= SAME_SENTENCE * len(self.rejected_quote)
-        if len(words & self.sentence) >= SAME_SENTENCE * len(words):
-            return True
-        held = set(keywords(text))
-        return bool(held) and len(held & self.sentence_keywords) >= SAME_SENTENCE * len(held)
+        return len(words & self.sentence) >= SAME_SENTENCE * len(words)
 
 
 def _standing(record: ChangeRecord) -> bool:
@@ -242,11 +235,9 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
     standing = _standing_sentences(subject, {id(r) for _, r, _ in replaced})
     # A message's replaced sentences together: one memory may hold several of them.
     said: dict[tuple[str, int], set[str]] = {}
-    said_keywords: dict[tuple[str, int], set[str]] = {}
     for _, record, _ in replaced:
         if (where := _where(record)) is not None:
             said.setdefault(where[:2], set()).update(tokens(where[2]))
-            said_keywords.setdefault(where[:2], set()).update(keywords(where[2]))
     found: list[ReplacedStatement] = []
     for field, record, current in replaced:
         where = _where(record)
@@ -266,7 +257,6 @@ def replaced_statements(subject: Subject) -> tuple[ReplacedStatement, ...]:
                 frozenset(keywords(where[2]))
                 if record.status is ChangeStatus.REJECTED
                 else frozenset(),
-                frozenset(said_keywords[session_id, index]),
             )
         )
     return tuple(found) + _removed_items(subject)

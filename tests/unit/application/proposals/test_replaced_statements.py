@@ -178,22 +178,6 @@ async def test_a_pending_request_to_forget_withholds_what_was_said_of_the_field_
     assert replaced_statements(rig.subject(lead)) == ()
 
 
-async def test_a_memory_the_extractor_reworded_in_the_third_person_is_still_recognised(
-    rig: Rig,
-) -> None:
-    lead = rig.register()
-    said = "Call me on 07922 118 440, I'm rarely at my desk."
-    await says(rig, lead, "s1", said, ("contact_channel", "07922 118 440"))
-    await says(rig, lead, "s2", "Email is better now.", ("contact_channel", "email"))
-
-    mask = mask_of(rig.subject(lead))
-    # 7 of its 12 words are the sentence's: the pronouns the rewording changed count against
-    # it; 6 of its 7 keywords are.
-    reworded = hit(lead, "s1", "Call them on 07922 118 440, the subject is rarely at their desk")
-    other = hit(lead, "s1", "has a standing desk at home and a dog called Biscuit")
-    assert without_replaced([reworded, other], mask.replaced) == [other]
-
-
 async def test_a_request_to_forget_leaves_a_confirmed_value_until_it_is_decided(
     rig: Rig,
 ) -> None:
