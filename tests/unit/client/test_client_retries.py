@@ -66,6 +66,18 @@ def test_the_blocking_client_retries_the_same_way() -> None:
     assert server.keys == ["key-00000002"] * 3
 
 
+def refused_by(server: FlakyServer, policy: RetryPolicy, error: type[Exception]) -> None:
+    """The blocking client registers a subject against `server` until it gives up with
+    `error`."""
+    with (
+        FactledgerClient(
+            "http://api", "t", transport=httpx.MockTransport(server), retry=policy
+        ) as fl,
+        pytest.raises(error),
+    ):
+        fl.register_subject("lead", "x")
+
+
 class FakeClock:
     """Time that passes only when the client waits: each try takes no time, so how many
     tries fit in the total depends on the waits alone, never on the machine's load."""
@@ -89,14 +101,7 @@ def test_it_gives_up_with_the_last_answer_once_its_total_has_passed(
     monkeypatch.setattr(time, "sleep", clock.sleep)
     # Binary fractions, so that the waits add up to the total exactly.
     server = FlakyServer(status, failures=10_000, retry_after="0.25")
-    policy = RetryPolicy(attempts=1000, total_s=1.0)
-    with (
-        FactledgerClient(
-            "http://api", "t", transport=httpx.MockTransport(server), retry=policy
-        ) as fl,
-        pytest.raises(error),
-    ):
-        fl.register_subject("lead", "x")
+    refused_by(server, RetryPolicy(attempts=1000, total_s=1.0), error)
     # Retry-After paced the tries (at 0, 0.25, 0.5, 0.75 and 1 s), not the thousand attempts.
     assert len(server.keys) == 5
     assert clock.now == 1.0
@@ -124,15 +129,8 @@ def waits_until_refused(monkeypatch: pytest.MonkeyPatch, retry_after: str) -> li
     under a policy of four tries in 2 s, until the client gives up."""
     waits: list[float] = []
     monkeypatch.setattr(time, "sleep", waits.append)  # no time passes between the tries
-    policy = RetryPolicy(attempts=4, total_s=2.0)
     server = FlakyServer(503, failures=10_000, retry_after=retry_after)
-    with (
-        FactledgerClient(
-            "http://api", "t", transport=httpx.MockTransport(server), retry=policy
-        ) as fl,
-        pytest.raises(ServerUnavailableError),
-    ):
-        fl.register_subject("lead", "x")
+    refused_by(server, RetryPolicy(attempts=4, total_s=2.0), ServerUnavailableError)
     return waits
 
 
