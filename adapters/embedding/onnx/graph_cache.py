@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version as installed_version
 from pathlib import Path
 
 import structlog
+
+from factledger.adapters.atomic_files import write_atomically
 
 log = structlog.get_logger(__name__)
 
@@ -115,10 +115,8 @@ class CompiledGraphCache:
         }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            _write_atomically(
-                self.directory / key.file_name,
-                [_MAGIC, json.dumps(header).encode() + b"\n", graph.serialized],
-            )
+            parts = [_MAGIC, json.dumps(header).encode() + b"\n", graph.serialized]
+            write_atomically(self.directory / key.file_name, lambda file: file.writelines(parts))
         except OSError as exc:
             log.warning("embedder.graph_cache_unwritable", error=type(exc).__name__)
             return False
@@ -129,17 +127,3 @@ def _rejected(reason: str, path: Path) -> CompiledGraph | None:
     """Nothing to use: the caller rebuilds and overwrites the file."""
     log.info("embedder.graph_cache_rejected", reason=reason, file=path.name)
     return None
-
-
-def _write_atomically(path: Path, parts: list[bytes]) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            for part in parts:
-                file.write(part)
-            file.flush()
-            os.fsync(file.fileno())
-        Path(temporary).replace(path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

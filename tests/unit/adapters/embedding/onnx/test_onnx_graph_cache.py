@@ -14,8 +14,8 @@ import onnxruntime as ort
 import pytest
 import structlog
 
+from factledger.adapters import atomic_files
 from factledger.adapters.embedding.onnx import embedder as onnx_embedder
-from factledger.adapters.embedding.onnx import graph_cache
 from factledger.adapters.embedding.onnx import session as onnx_session
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.graph_cache import (
@@ -259,7 +259,7 @@ def test_a_read_only_cache_dir_still_serves_its_graphs_and_compiles_the_others_i
     def read_only(*args: object, **kwargs: object) -> tuple[int, str]:
         raise PermissionError(13, "Read-only file system")
 
-    monkeypatch.setattr(graph_cache.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(atomic_files.tempfile, "mkstemp", read_only)
     # Tests run as root, whom file modes do not stop: the directory refuses new files instead.
     with structlog.testing.capture_logs() as logs:
         from_disk = _hidden(_open(model, tmp_path))
