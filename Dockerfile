@@ -51,10 +51,12 @@ RUN pip install --no-deps /tmp/wheels/*.whl \
     && chown -R factledger:factledger /var/lib/factledger
 USER factledger
 WORKDIR /var/lib/factledger
-# Files (the embedded default's, the embedder's compiled graph) under one volume; the API
-# listens on every interface of the container. compose.yaml puts every store in PostgreSQL.
+# Files (the embedded default's, the embedder's compiled graph, the judges' graphs and the
+# multilingual encoder's table) under one volume; the API listens on every interface of the
+# container. compose.yaml puts every store in PostgreSQL.
 ENV FACTLEDGER_DATA_DIR=/var/lib/factledger/data \
     FACTLEDGER_EMBEDDER__CACHE_DIR=/var/lib/factledger/data/onnx-cache \
+    XDG_CACHE_HOME=/var/lib/factledger/data/cache \
     FACTLEDGER_API__HOST=0.0.0.0 \
     FACTLEDGER_API__PORT=8000 \
     FACTLEDGER_LOG_JSON=true
