@@ -34,6 +34,7 @@ import numpy.typing as npt
 import structlog
 
 from factledger.adapters.atomic_files import write_atomically
+from factledger.adapters.numpy_archives import map_array
 
 log = structlog.get_logger(__name__)
 
@@ -158,7 +159,7 @@ def cached_table(directory: Path | None, key: TableKey) -> Table | None:
         return None
     table_path = directory / f"{key.stem}.npy"
     try:
-        table = np.load(table_path, mmap_mode="r", allow_pickle=False)
+        table = map_array(table_path)
     except (OSError, ValueError):
         _rejected("unreadable", table_path)
         return None
