@@ -4,6 +4,7 @@ unwritable cache costs only the time it would have saved."""
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,19 @@ def test_a_cache_that_cannot_be_written_or_none_costs_only_the_time(
     assert list((tmp_path / "cache").iterdir()) == []
     for encoder in (unwritable, nowhere):
         assert np.array_equal(encoder.encode(SAID), built.encode(SAID))
+
+
+def test_a_full_disk_leaves_no_half_file_and_the_encoder_built_in_memory(
+    tokenizer: object, built: Encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic_files.os, "fsync", full)  # the table written, then the disk fills
+    with capture_logs() as logs:
+        encoder = _backend(tokenizer, tmp_path)
+
+    [warning] = [e for e in logs if e["event"] == "multilingual_table_cache_unwritable"]
+    assert warning["error"] == "OSError"
+    assert list(tmp_path.iterdir()) == []  # the temporary file removed, no card
+    assert np.array_equal(encoder.encode(SAID), built.encode(SAID))
