@@ -44,6 +44,7 @@ from factledger.adapters.judgement.judge import (
     AnswerReader,
     LearnedJudge,
 )
+from factledger.adapters.judgement.multilingual_closeness import MultilingualCloseness
 from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.qa_reader.agreement import PACKAGED_QA_READER_AGREEMENT_FLOOR
 from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
@@ -458,3 +459,9 @@ def dropped_items_reader(settings: ProposalSettings) -> DroppedItemsReader | Non
     except DroppedHeadIntegrityError as exc:
         log.error("dropped_items_unavailable", error_type=type(exc).__name__)
         return None
+
+
+def placement_reading(settings: ProposalSettings) -> MultilingualCloseness | None:
+    """The second reading a request to forget is placed by (ADR 0200): the packaged
+    multilingual encoder's, unless the settings place by the heads' encoder alone."""
+    return MultilingualCloseness.packaged() if settings.forget_placement == "both" else None

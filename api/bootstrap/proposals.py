@@ -16,7 +16,7 @@ from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.values.words import WordsValueReader
-from factledger.api.bootstrap.judgement import dropped_items_reader
+from factledger.api.bootstrap.judgement import dropped_items_reader, placement_reading
 from factledger.api.settings import (
     LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
@@ -121,6 +121,7 @@ def build_proposer(
         judge=judge,
         replacements_in_requests=settings.proposals.replacements_in_requests,
         forget_said_lines=settings.proposals.forget_said_lines,
+        placement_reading=None if judge is None else placement_reading(settings.proposals),
         values=WordsValueReader(),
         dropped=dropped_items_reader(settings.proposals),
     )

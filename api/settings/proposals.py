@@ -78,6 +78,10 @@ class ProposalSettings(NestedSettings):
     # it, a pending `forget_said` change (ADR 0174; on by ADR 0175). Off: such a request
     # proposes nothing, its sentence is still kept out of memories.
     forget_said_lines: bool = True
+    # How a request to forget is placed on the field it concerns: by the mean closeness the
+    # judgement heads' encoder and the packaged multilingual encoder read (`both`, ADR 0200),
+    # or by the heads' encoder alone (`heads`, as before).
+    forget_placement: Literal["both", "heads"] = "both"
     # The model proposes to take off a list field the items a subject sentence says no longer
     # hold ("the cardiologist stopped the aspirin"), read by a deployment's own dropped-items
     # model, pinned by SHA-256 (`python -m factledger.bench.judgement.dropped fit`; none

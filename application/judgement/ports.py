@@ -52,6 +52,14 @@ class SentenceJudge(Protocol):
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 
 
+class SentenceCloseness(Protocol):
+    """How close each of `texts` is to `sentence`, as one encoder reads them (cosine
+    similarities, one per text, in order). `SentenceJudge.similarities` is one such reading;
+    a second encoder gives another (ADR 0200). Deterministic for a given model; no network."""
+
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]: ...
+
+
 class ReplyReader(Protocol):
     """Reads each (question, reply) pair as a yes, a no or neither to that question (as
     `SentenceJudge.answers` does; a reader of its own may hold a yes to another bar)."""

@@ -17,7 +17,10 @@ values). "please remove my PayPal" is close to "I pay everything by PayPal"; "ta
 file" after "Dev and I have split up" to "My partner, Dev Kapoor". Every field whose name the
 sentence says concerns it when it is also `NAMED_MIN` close ("delete my job title and
 employer"; not `name` for "remove his name and number" when the name held is not close);
-otherwise the closest field, when it is `MEANING_MIN` close. Only fields with words to
+otherwise the closest field, when it is `MEANING_MIN` close. With a second reading (the
+packaged multilingual encoder's, ADR 0200), each similarity is the mean of the judge's and
+that one's: the judge's encoder reads English, and a request said in German or half in
+Portuguese was read as close to nothing in particular. Only fields with words to
 forget are candidates (a value, or a change's words since the field's latest forget). A
 request that concerns none of them ("forget what I told you about my ex") names the
 subject's earlier line closest to it instead (ADRs 0174, 0175; a deployment may turn that
@@ -32,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from uuid import UUID
 
-from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.ports import SentenceCloseness, SentenceJudge
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.sameness import states
 from factledger.application.proposals.forget_requests import (
@@ -216,15 +219,17 @@ async def place_requests(
     judge: SentenceJudge,
     *,
     name_lines: bool = False,
+    second_reading: SentenceCloseness | None = None,
 ) -> list[ForgetRequestCandidate]:
     """One candidate per field a request concerns (a field with a request open already, or
     one asked twice in the session, gets no second); with `name_lines`, the session's first
-    request that concerns no field names the lines it concerns instead (ADR 0174)."""
+    request that concerns no field names the lines it concerns instead (ADR 0174); with a
+    `second_reading`, fields are placed by both readings' mean closeness (ADR 0200)."""
     fields = forgettable_fields(subject, kind_fields)
     placed: dict[str, ForgetRequestCandidate] = {}
     for request in requests:
         evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
-        concerned = await fields_concerned(subject, request.sentence, fields, judge)
+        concerned = await fields_concerned(subject, request.sentence, fields, judge, second_reading)
         if name_lines and not concerned and SAID_LINES not in placed:
             lines = await lines_concerned(subject, session_id, request, judge)
             if lines:
@@ -313,8 +318,27 @@ def named_items(sentence: str, held: Sequence[str]) -> tuple[str, ...]:
     return named if len(named) < len(held) else ()
 
 
+async def read_closeness(
+    sentence: str,
+    texts: Sequence[str],
+    judge: SentenceJudge,
+    second_reading: SentenceCloseness | None = None,
+) -> list[float]:
+    """Each text's similarity to the sentence: the judge's, or its mean with a second
+    reading's (both cosines; the thresholds stay the judge's, as ADR 0200 judged them)."""
+    first = await judge.similarities(sentence, texts)
+    if second_reading is None:
+        return first
+    second = await second_reading.similarities(sentence, texts)
+    return [(a + b) / 2 for a, b in zip(first, second, strict=True)]
+
+
 async def fields_concerned(
-    subject: Subject, sentence: str, fields: Sequence[str], judge: SentenceJudge
+    subject: Subject,
+    sentence: str,
+    fields: Sequence[str],
+    judge: SentenceJudge,
+    second_reading: SentenceCloseness | None = None,
 ) -> list[tuple[str, str]]:
     """The fields (of `fields`) a request concerns, each with how it was placed: "name" for
     those whose name the sentence says, else "meaning" for the closest."""
@@ -326,7 +350,7 @@ async def fields_concerned(
         words = words_held(subject, field)
         spans[field] = (len(texts), len(words))
         texts += [field.replace("_", " "), *words]
-    similarity = await judge.similarities(sentence, texts)
+    similarity = await read_closeness(sentence, texts, judge, second_reading)
     closeness = {
         field: similarity[at] + max(similarity[at + 1 : at + 1 + n], default=0.0)
         for field, (at, n) in spans.items()

@@ -28,7 +28,7 @@ from enum import StrEnum
 
 import structlog
 
-from factledger.application.judgement.ports import SentenceJudge
+from factledger.application.judgement.ports import SentenceCloseness, SentenceJudge
 from factledger.application.ledger.commands import ReviewSession
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.extraction import (
@@ -109,6 +109,9 @@ class SessionProposer:
     # A request to forget that concerns no field names the line it concerns (ADR 0174, 0175:
     # `forget_requests.place_requests`; the deployment's setting is on unless turned off).
     forget_said_lines: bool = False
+    # A second reading of how close a request to forget is to each field, beside the judge's
+    # (the multilingual encoder's, ADR 0200); None: the judge's alone.
+    placement_reading: SentenceCloseness | None = None
     # Reads a typed field's value (number, money, date) from the words; None: typed fields
     # are proposed by callers only (ADR 0158).
     values: ValueReader | None = None
@@ -159,6 +162,7 @@ class SessionProposer:
                 [f.field for f in feeds.fields],
                 self.judge,
                 name_lines=self.forget_said_lines,
+                second_reading=self.placement_reading,
             )
         )
         context = ExtractionContext(tenant, subject.kind, event.channel, event.conversation_type)

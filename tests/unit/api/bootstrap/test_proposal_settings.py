@@ -14,6 +14,7 @@ from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.adapters.judgement.multilingual_closeness import MultilingualCloseness
 from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.reader import (
@@ -162,6 +163,26 @@ def test_requests_about_no_field_name_lines_unless_turned_off(
         assert build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
         monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_SAID_LINES", "false")
         assert not build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
+    finally:
+        ledger.close()
+
+
+def test_requests_to_forget_are_placed_by_both_encoders_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
+    judge = LearnedJudge.packaged()
+    try:
+        placed = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert isinstance(placed.placement_reading, MultilingualCloseness)
+        # No judge notices no request: nothing to place, nothing loaded for it.
+        assert build_proposer(load_settings(), ledger, RuleExtractor()).placement_reading is None
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_PLACEMENT", "heads")
+        heads = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert heads.placement_reading is None
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_PLACEMENT", "multilingual")
+        with pytest.raises(SettingsError, match=r"proposals\.forget_placement"):
+            load_settings()
     finally:
         ledger.close()
 

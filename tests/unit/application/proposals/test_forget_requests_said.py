@@ -10,6 +10,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
+from factledger.application.errors import ModelUnavailableError
+from factledger.application.judgement.ports import SentenceCloseness
 from factledger.application.judgement.types import (
     FieldStatement,
     Judgement,
@@ -84,9 +86,13 @@ def _share(words: list[str], said: set[str]) -> float:
     return sum(w in said for w in words) / len(words) if words else 0.0
 
 
-def worker(rig: Rig, judge: PhraseJudge) -> SyncWorker:
+def worker(
+    rig: Rig, judge: PhraseJudge, second_reading: SentenceCloseness | None = None
+) -> SyncWorker:
     feed = LedgerEventFeed(rig.ledger)
-    proposer = SessionProposer(rig.ledger, rig.extractor, MODEL, judge=judge)
+    proposer = SessionProposer(
+        rig.ledger, rig.extractor, MODEL, judge=judge, placement_reading=second_reading
+    )
     ports = SyncPorts(rig.store, feed, feed, rig.backend, proposer=proposer, judge=judge)
     return SyncWorker(ports, SyncOptions(backoff_s=0.0))
 
@@ -105,7 +111,14 @@ def _requests(rig: Rig, lead: UUID) -> list[ChangeRecord]:
     return [c for c in subject.changes.values() if c.operation is Operation.FORGET]
 
 
-async def _ask(rig: Rig, judge: PhraseJudge, lead: UUID, said: str, session: str = "s2") -> None:
+async def _ask(
+    rig: Rig,
+    judge: PhraseJudge,
+    lead: UUID,
+    said: str,
+    session: str = "s2",
+    second_reading: SentenceCloseness | None = None,
+) -> None:
     rig.record(
         lead,
         session,
@@ -113,7 +126,7 @@ async def _ask(rig: Rig, judge: PhraseJudge, lead: UUID, said: str, session: str
         (AGENT, "Anything else?"),
         (LEAD, f"We are still deciding. {said}"),
     )
-    await worker(rig, judge).run_once()
+    await worker(rig, judge, second_reading).run_once()
 
 
 async def test_a_request_naming_the_field_is_pending_on_it(rig: Rig) -> None:
@@ -241,5 +254,59 @@ async def test_only_the_closest_field_and_only_over_the_bar(rig: Rig) -> None:
     assert _requests(rig, lead) == []  # 0.25: under the bar, close to nothing held
     closer = TableJudge(table={"Boxmart": 0.5, "40k": 0.4})
     await _ask(rig, closer, lead, "Please delete that thing I said.", session="s3")
+    (request,) = _requests(rig, lead)
+    assert request.field == "supplier"
+
+
+@dataclass
+class TableReading:
+    """A second encoder's reading: each text's similarity from the table (0 if absent); it
+    raises `ModelUnavailableError` while `failing` (its model not loaded)."""
+
+    table: Mapping[str, float]
+    failing: bool = False
+    read: list[str] = field(default_factory=list)
+
+    async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
+        if self.failing:
+            raise ModelUnavailableError("the encoder is not loaded")
+        self.read.append(sentence)
+        return [self.table.get(text, 0.0) for text in texts]
+
+
+async def test_a_second_reading_places_by_the_mean_of_both(rig: Rig) -> None:
+    # The judge alone reads the request closest to the budget (0.35 against 0.2); the second
+    # reading is sure it speaks of the supplier: the mean (0.5 against 0.2) places it there.
+    judge = TableJudge(table={"Boxmart": 0.2, "40k": 0.35})
+    second = TableReading({"Boxmart": 0.8, "40k": 0.05})
+    lead = await _with_supplier_and_budget(rig, judge)
+    await _ask(rig, judge, lead, "Please delete the one we buy from.", second_reading=second)
+    (request,) = _requests(rig, lead)
+    assert request.field == "supplier"
+    assert (request.proposal.rationale or "").endswith("meaning")
+    assert second.read == ["Please delete the one we buy from."]
+
+
+async def test_the_mean_keeps_the_bar(rig: Rig) -> None:
+    # 0.35 alone would clear the bar (0.3); with a second reading of 0.1 the mean does not.
+    judge = TableJudge(table={"Boxmart": 0.35})
+    lead = await _with_supplier_and_budget(rig, judge)
+    await _ask(
+        rig, judge, lead, "Please delete that.", second_reading=TableReading({"Boxmart": 0.1})
+    )
+    assert _requests(rig, lead) == []
+
+
+async def test_a_second_reading_that_cannot_load_holds_the_session_until_it_can(
+    rig: Rig,
+) -> None:
+    judge = TableJudge(table={"Boxmart": 0.2, "40k": 0.35})
+    second = TableReading({"Boxmart": 0.8, "40k": 0.05}, failing=True)
+    lead = await _with_supplier_and_budget(rig, judge)
+    await _ask(rig, judge, lead, "Please delete the one we buy from.", second_reading=second)
+    assert _requests(rig, lead) == []  # not placed by one reading: held, not lost
+    second.failing = False
+    rig.expire_leases()
+    await worker(rig, judge, second).run_once()
     (request,) = _requests(rig, lead)
     assert request.field == "supplier"
