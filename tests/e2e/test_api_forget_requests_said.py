@@ -1,7 +1,9 @@
 """Over HTTP, with the shipped sentence judgement: a lead asks in conversation to forget their
 budget; the request waits in the review queue as a `forget` change of `budget`, quoting the
 request; the request sentence is no memory; a reviewer's approval forgets the field and the
-words that stated it, a rejection keeps it and records why; a rerun proposes nothing twice."""
+words that stated it, a rejection keeps it and records why; a rerun proposes nothing twice;
+with the product's own wiring, a request said in German is placed on the field it speaks of
+(ADR 0200)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from support.api_harness import bearer, build_ports, line, token
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.judgement import forget_reader
 from factledger.adapters.judgement.judge import LearnedJudge
+from factledger.api.bootstrap.proposals import build_proposer
 from factledger.api.bootstrap.runtime import Runtime
 from factledger.api.http.auth import Role
+from factledger.api.settings import load_settings
 from factledger.application.memory.record_ids import namespace_for
 from factledger.application.review.proposer import SessionProposer
 from factledger.application.sync.feed import LedgerEventFeed
@@ -33,6 +37,8 @@ SERVICE = bearer(token(Role.SERVICE))
 REVIEWER = bearer(token(Role.REVIEWER, principal_id="staff-3"))
 STATED = "Our budget is 40k a year."
 ASKS = "Please delete our budget from your records."
+GERMAN = "Bitte löschen Sie, bei wem wir die Verpackung kaufen."
+SUPPLIER = "We buy our packaging from Boxmart."
 
 
 @pytest.fixture
@@ -200,3 +206,45 @@ async def test_a_reader_of_requests_that_cannot_be_used_still_leaves_the_request
         "ForgetReaderIntegrityError"
     }
     assert not any(ASKS in str(e) for e in logs)
+
+
+def product_worker(ports: Runtime) -> SyncWorker:
+    """The worker as the product wires it from its default settings (ADR 0200: requests to
+    forget placed by both encoders' reading)."""
+    assert ports.sync_store is not None
+    assert ports.backend is not None
+    judge = LearnedJudge.packaged()
+    feed = LedgerEventFeed(ports.ledger)
+    model = build_proposer(load_settings(), ports.ledger, RuleExtractor(), judge=judge)
+    return SyncWorker(
+        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
+    )
+
+
+async def test_a_request_in_another_language_is_placed_on_the_field_it_speaks_of(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    """ADR 0200: the German request speaks of the supplier without naming it; read by the
+    heads' English encoder alone it was close to no field and placed on none."""
+    body = {"kind": "lead", "external_ref": LEAD}
+    await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    sessions = (
+        ("web-0209", "What can you spend, and who supplies you?", f"{STATED} {SUPPLIER}"),
+        ("web-0310", "Anything else for today?", GERMAN),
+    )
+    for session_id, asked, said in sessions:
+        start = {"session_id": session_id, "channel": "chat"}
+        await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
+        url = f"/v1/subjects/me/sessions/{session_id}/messages"
+        for role, text in (("agent", asked), ("subject", said)):
+            await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
+        end = f"/v1/subjects/me/sessions/{session_id}/end"
+        await ok(await http.post(end, json={}, headers=AGENT))
+        assert (await product_worker(ports).run_once()).dead == 0
+        ports.catch_up()
+    held = {i["field"] for i in await pending(http) if i["operation"] != "forget"}
+    assert {"budget", "supplier"} <= held
+    (request,) = [i for i in await pending(http) if i["operation"] == "forget"]
+    assert request["field"] == "supplier"
+    assert request["evidence"]["quote"] == GERMAN
+    assert request["rationale"].endswith("meaning")
