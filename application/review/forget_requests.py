@@ -31,7 +31,7 @@ sentence is kept out of memories. Pure but for the judge; logs nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from uuid import UUID
 
@@ -333,6 +333,28 @@ async def read_closeness(
     return [(a + b) / 2 for a, b in zip(first, second, strict=True)]
 
 
+Spans = dict[str, tuple[int, int]]
+
+
+def field_texts(words: Mapping[str, Sequence[str]]) -> tuple[list[str], Spans]:
+    """What a request is compared with: each field's name (as words), then the field's own
+    words; and, by field, where its run starts and how many own words follow the name."""
+    texts: list[str] = []
+    spans: Spans = {}
+    for field, own in words.items():
+        spans[field] = (len(texts), len(own))
+        texts += [field.replace("_", " "), *own]
+    return texts, spans
+
+
+def closeness_by_field(similarity: Sequence[float], spans: Spans) -> dict[str, float]:
+    """Each field's closeness to a request: its name's similarity plus its best own words'."""
+    return {
+        field: similarity[at] + max(similarity[at + 1 : at + 1 + n], default=0.0)
+        for field, (at, n) in spans.items()
+    }
+
+
 async def fields_concerned(
     subject: Subject,
     sentence: str,
@@ -344,17 +366,9 @@ async def fields_concerned(
     those whose name the sentence says, else "meaning" for the closest."""
     if not fields:
         return []
-    texts: list[str] = []
-    spans: dict[str, tuple[int, int]] = {}
-    for field in fields:
-        words = words_held(subject, field)
-        spans[field] = (len(texts), len(words))
-        texts += [field.replace("_", " "), *words]
+    texts, spans = field_texts({field: words_held(subject, field) for field in fields})
     similarity = await read_closeness(sentence, texts, judge, second_reading)
-    closeness = {
-        field: similarity[at] + max(similarity[at + 1 : at + 1 + n], default=0.0)
-        for field, (at, n) in spans.items()
-    }
+    closeness = closeness_by_field(similarity, spans)
     named = [f for f in fields if _names(sentence, f) and closeness[f] >= NAMED_MIN]
     if named:
         return [(f, "name") for f in named]

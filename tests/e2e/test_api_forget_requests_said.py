@@ -51,11 +51,17 @@ def ports(clock: ManualClock) -> Runtime:
     return build_ports(clock)
 
 
-def worker(ports: Runtime, *, forget_said_lines: bool = False) -> SyncWorker:
+def sync_worker(ports: Runtime, model: SessionProposer, judge: LearnedJudge) -> SyncWorker:
     assert ports.sync_store is not None
     assert ports.backend is not None
-    judge = LearnedJudge.packaged()
     feed = LedgerEventFeed(ports.ledger)
+    return SyncWorker(
+        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
+    )
+
+
+def worker(ports: Runtime, *, forget_said_lines: bool = False) -> SyncWorker:
+    judge = LearnedJudge.packaged()
     model = SessionProposer(
         ports.ledger,
         RuleExtractor(),
@@ -63,9 +69,15 @@ def worker(ports: Runtime, *, forget_said_lines: bool = False) -> SyncWorker:
         judge=judge,
         forget_said_lines=forget_said_lines,
     )
-    return SyncWorker(
-        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
-    )
+    return sync_worker(ports, model, judge)
+
+
+def product_worker(ports: Runtime) -> SyncWorker:
+    """The worker as the product wires it from its default settings (ADR 0200: requests to
+    forget placed by both encoders' reading)."""
+    judge = LearnedJudge.packaged()
+    model = build_proposer(load_settings(), ports.ledger, RuleExtractor(), judge=judge)
+    return sync_worker(ports, model, judge)
 
 
 async def ok(response: httpx.Response, status: int = 200) -> Any:
@@ -79,14 +91,18 @@ async def conversation(
     session_id: str,
     *lines: tuple[str, str],
     forget_said_lines: bool = False,
+    wired: bool = False,
 ) -> None:
+    """The session posted over HTTP, then synced by the hand-built worker or, `wired`, by the
+    one the product wires from its settings."""
     start = {"session_id": session_id, "channel": "chat"}
     await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
     for role, text in lines:
         url = f"/v1/subjects/me/sessions/{session_id}/messages"
         await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
     await ok(await http.post(f"/v1/subjects/me/sessions/{session_id}/end", json={}, headers=AGENT))
-    report = await worker(ports, forget_said_lines=forget_said_lines).run_once()
+    sync = product_worker(ports) if wired else worker(ports, forget_said_lines=forget_said_lines)
+    report = await sync.run_once()
     assert report.dead == 0
     ports.catch_up()
 
@@ -208,19 +224,6 @@ async def test_a_reader_of_requests_that_cannot_be_used_still_leaves_the_request
     assert not any(ASKS in str(e) for e in logs)
 
 
-def product_worker(ports: Runtime) -> SyncWorker:
-    """The worker as the product wires it from its default settings (ADR 0200: requests to
-    forget placed by both encoders' reading)."""
-    assert ports.sync_store is not None
-    assert ports.backend is not None
-    judge = LearnedJudge.packaged()
-    feed = LedgerEventFeed(ports.ledger)
-    model = build_proposer(load_settings(), ports.ledger, RuleExtractor(), judge=judge)
-    return SyncWorker(
-        SyncPorts(ports.sync_store, feed, feed, ports.backend, proposer=model, judge=judge)
-    )
-
-
 async def test_a_request_in_another_language_is_placed_on_the_field_it_speaks_of(
     http: httpx.AsyncClient, ports: Runtime
 ) -> None:
@@ -233,15 +236,7 @@ async def test_a_request_in_another_language_is_placed_on_the_field_it_speaks_of
         ("web-0310", "Anything else for today?", GERMAN),
     )
     for session_id, asked, said in sessions:
-        start = {"session_id": session_id, "channel": "chat"}
-        await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
-        url = f"/v1/subjects/me/sessions/{session_id}/messages"
-        for role, text in (("agent", asked), ("subject", said)):
-            await ok(await http.post(**line(url, {"role": role, "text": text}, AGENT)))
-        end = f"/v1/subjects/me/sessions/{session_id}/end"
-        await ok(await http.post(end, json={}, headers=AGENT))
-        assert (await product_worker(ports).run_once()).dead == 0
-        ports.catch_up()
+        await conversation(http, ports, session_id, ("agent", asked), ("subject", said), wired=True)
     held = {i["field"] for i in await pending(http) if i["operation"] != "forget"}
     assert {"budget", "supplier"} <= held
     (request,) = [i for i in await pending(http) if i["operation"] == "forget"]

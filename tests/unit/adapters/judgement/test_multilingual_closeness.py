@@ -10,7 +10,12 @@ import pytest
 
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.multilingual_closeness import MultilingualCloseness
-from factledger.application.review.forget_requests import MEANING_MIN
+from factledger.application.review.forget_requests import (
+    MEANING_MIN,
+    closeness_by_field,
+    field_texts,
+    read_closeness,
+)
 
 GERMAN = "Bitte streichen Sie meinen alten Arbeitgeber aus Ihren Unterlagen."
 PORTUGUESE = "por favor apaguem o histórico do meu problema, não quero isso guardado"
@@ -40,30 +45,18 @@ def test_a_request_the_heads_encoder_alone_leaves_under_the_bar_is_placed_by_bot
     # the meaning bar (so it was never placed on the issue); the mean of both clears it.
     held = {
         "employer": ["I'm in accounts at Ostwind Logistik"],
-        "operating system": ["Windows 11 on all the office machines"],
+        "operating_system": ["Windows 11 on all the office machines"],
         "issue": ["the export to PDF keeps failing"],
     }
-    texts: list[str] = []
-    spans: dict[str, tuple[int, int]] = {}
-    for name, words in held.items():
-        spans[name] = (len(texts), len(words))
-        texts += [name, *words]
-    heads = asyncio.run(LearnedJudge.packaged().similarities(PORTUGUESE, texts))
-    second = asyncio.run(closeness.similarities(PORTUGUESE, texts))
-    mean = [(a + b) / 2 for a, b in zip(heads, second, strict=True)]
+    texts, spans = field_texts(held)
+    judge = LearnedJudge.packaged()
+    heads = asyncio.run(read_closeness(PORTUGUESE, texts, judge))
+    mean = asyncio.run(read_closeness(PORTUGUESE, texts, judge, closeness))
 
-    def closest(similarity: list[float]) -> tuple[str, float]:
-        read = {
-            name: similarity[at] + max(similarity[at + 1 : at + 1 + n], default=0.0)
-            for name, (at, n) in spans.items()
-        }
-        best = max(read, key=read.__getitem__)
-        return best, read[best]
-
-    _, alone = closest(heads)
-    both_field, both = closest(mean)
-    assert alone < MEANING_MIN <= both
-    assert both_field == "issue"
+    alone = max(closeness_by_field(heads, spans).values())
+    both = closeness_by_field(mean, spans)
+    assert alone < MEANING_MIN <= max(both.values())
+    assert max(both, key=both.__getitem__) == "issue"
 
 
 def test_nothing_to_compare_reads_nothing(closeness: MultilingualCloseness) -> None:
