@@ -4,22 +4,46 @@ sentence, so an instruction tucked after a plain sentence is not averaged away. 
 ships in this package (`weights/instruction-head.npz`), its SHA-256 pinned here and checked
 before use, and names the embedder it was trained over; it is trained in the lab
 (`python -m factledger.bench.judgement instructions`).
+
+`MultilingualInstructionDetector` is the same head fitted on the same lines over the packaged
+multilingual encoder (`weights/instruction-head-multilingual.npz`, `... instructions --encoder
+use`), and `BothEncodersInstructionDetector` reads each piece as the mean of the two (ADR 0201):
+the screen the product runs by default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from factledger.adapters.judgement.piece_heads import PieceHead, pieces_of
+import numpy as np
+
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
+from factledger.adapters.judgement.features import Matrix
+from factledger.adapters.judgement.piece_heads import PieceHead, likeliest, pieces_of
 from factledger.application.memory.ports import Embedder
 
-__all__ = ["HEAD", "PACKAGED_INSTRUCTION_HEAD", "LearnedInstructionDetector", "pieces_of"]
+__all__ = [
+    "HEAD",
+    "PACKAGED_INSTRUCTION_HEAD",
+    "BothEncodersInstructionDetector",
+    "LearnedInstructionDetector",
+    "MultilingualInstructionDetector",
+    "pieces_of",
+]
 
 HEAD = "instruction"
 PACKAGED_INSTRUCTION_HEAD = Path(__file__).parent / "weights" / "instruction-head.npz"
 PACKAGED_INSTRUCTION_HEAD_SHA256 = (
     "c59f10b3e7b1578430244981783fba8a7127658cfe34bbd88a53ddb0816dd1a5"
+)
+PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD = (
+    Path(__file__).parent / "weights" / "instruction-head-multilingual.npz"
+)
+PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD_SHA256 = (
+    "36af3207bf9abe96a8144c82910d7a318bbdb176e051b60b063be598d7fb5e7e"
 )
 
 
@@ -34,3 +58,53 @@ class LearnedInstructionDetector(PieceHead):
 
     async def instruction_p(self, texts: Sequence[str]) -> list[float]:
         return await self.most_likely_pieces(texts)
+
+
+class MultilingualInstructionDetector(LearnedInstructionDetector):
+    """The same head fitted on the same lines over the packaged multilingual encoder (ADR
+    0201): the English encoder reads a line in another language as close to nothing in
+    particular, and an unfamiliar language's character n-grams weigh for the instruction."""
+
+    __slots__ = ()
+
+    @classmethod
+    def packaged(cls, embedder: Embedder | None = None) -> MultilingualInstructionDetector:
+        return cls.shipped(
+            PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD,
+            PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD_SHA256,
+            embedder,
+        )
+
+    @classmethod
+    def default_embedder(cls) -> Embedder:
+        return UseMultilingualEmbedder(load_in_background=True)
+
+
+class PieceReader(Protocol):
+    async def piece_probabilities(self, pieces: Sequence[str]) -> Matrix: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BothEncodersInstructionDetector:
+    """Each piece read as the mean of the English and the multilingual head's probabilities, a
+    text as its likeliest piece (ADR 0201)."""
+
+    english: PieceReader
+    multilingual: PieceReader
+
+    @classmethod
+    def packaged(cls, embedder: Embedder | None = None) -> BothEncodersInstructionDetector:
+        return cls(
+            LearnedInstructionDetector.packaged(embedder),
+            MultilingualInstructionDetector.packaged(),
+        )
+
+    async def instruction_p(self, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        split = [pieces_of(t) for t in texts]
+        flat = [p for pieces in split for p in pieces]
+        english = await self.english.piece_probabilities(flat)
+        multilingual = await self.multilingual.piece_probabilities(flat)
+        mean: Matrix = ((english + multilingual) / 2).astype(np.float32)
+        return likeliest(split, mean)

@@ -15,7 +15,7 @@ from typing import ClassVar, Self
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
-from factledger.adapters.judgement.features import features
+from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import EmbedderMismatchError
 from factledger.application.memory.ports import Embedder
@@ -59,17 +59,25 @@ class PieceHead:
         """The packaged model this kind of head is fitted over: the sentence embedder."""
         return OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
 
+    async def piece_probabilities(self, pieces: Sequence[str]) -> Matrix:
+        """Each piece's probability of the head's "true" class."""
+        vectors = await self.embedder.embed(list(pieces))
+        head = self.heads[self.HEAD]
+        p: Matrix = head.probabilities(features(vectors, pieces, self.heads.buckets))
+        return p[:, head.column("true")]
+
     async def most_likely_pieces(self, texts: Sequence[str]) -> list[float]:
         """Each text's likeliest piece's probability of the head's "true" class."""
         if not texts:
             return []
         split = [pieces_of(t) for t in texts]
-        flat = [p for pieces in split for p in pieces]
-        vectors = await self.embedder.embed(flat)
-        head = self.heads[self.HEAD]
-        p = head.probabilities(features(vectors, flat, self.heads.buckets))[:, head.column("true")]
-        out, at = [], 0
-        for pieces in split:
-            out.append(float(p[at : at + len(pieces)].max()))
-            at += len(pieces)
-        return out
+        return likeliest(split, await self.piece_probabilities([p for s in split for p in s]))
+
+
+def likeliest(split: Sequence[Sequence[str]], p: Matrix) -> list[float]:
+    """Each text's highest piece probability, `p` holding its pieces' in order."""
+    out, at = [], 0
+    for pieces in split:
+        out.append(float(p[at : at + len(pieces)].max()))
+        at += len(pieces)
+    return out

@@ -14,7 +14,11 @@ from typing import Literal
 import structlog
 
 from factledger.adapters.embedding.onnx.model_files import default_cache_dir
-from factledger.adapters.embedding.use_multilingual import UseIntegrityError
+from factledger.adapters.embedding.recent_vectors import RecentVectors
+from factledger.adapters.embedding.use_multilingual import (
+    UseIntegrityError,
+    UseMultilingualEmbedder,
+)
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import (
     SentenceCandidates,
@@ -37,7 +41,11 @@ from factledger.adapters.judgement.forget_reader import (
 )
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
-from factledger.adapters.judgement.instructions import LearnedInstructionDetector
+from factledger.adapters.judgement.instructions import (
+    BothEncodersInstructionDetector,
+    LearnedInstructionDetector,
+    MultilingualInstructionDetector,
+)
 from factledger.adapters.judgement.judge import (
     PACKAGED_HEADS,
     PACKAGED_HEADS_SHA256,
@@ -70,10 +78,10 @@ from factledger.api.settings.proposals import ProposalSettings
 from factledger.api.settings.safety import SafetySettings
 from factledger.application.judgement.ports import ReplyReader, SentenceJudge
 from factledger.application.judgement.stance import AnswerStanceReader
-from factledger.application.memory.ports import Extractor
+from factledger.application.memory.ports import Embedder, Extractor
 from factledger.application.proposals.dropped import DroppedItemsReader
 from factledger.application.sessions.instruction_screen import InstructionScreen
-from factledger.application.sessions.ports import SafetyFilter
+from factledger.application.sessions.ports import InstructionDetector, SafetyFilter
 from factledger.application.sessions.secret_screen import SecretScreen
 from factledger.domain.hedges import TentativeReader
 
@@ -386,26 +394,45 @@ class SafetyScreens:
 def safety_screens(
     inner: SafetyFilter, judge: SentenceJudge | None, settings: SafetySettings | None = None
 ) -> SafetyScreens:
-    """The fields: `inner`, then the shipped instruction head (over the judge's embedder when
-    it is the packaged one, so the model loads once). The messages: `inner`, then the secret
-    head `settings` name (the shipped one by default, over the packaged multilingual encoder:
-    ADR 0185), then the same instruction head. The secret head reads messages only: it was
-    fitted and measured on messages, and a field's bare value ("Quetzal Marmalade 7731") is not
-    one. A shipped head that cannot load is logged and its check skipped (the detectors still
-    withhold what they find, and what gets through is still fenced as the subject's words in
-    every prompt); a deployment's own file that cannot load stops the start with its error."""
-    detector = _instruction_detector(judge)
+    """The fields: `inner`, then the shipped instruction heads (the English one over the
+    judge's embedder when it is the packaged one, so the model loads once; beside it the
+    multilingual one, unless `settings` read by the English head alone: ADR 0201). The
+    messages: `inner`, then the secret head `settings` name (the shipped one by default, over
+    the packaged multilingual encoder: ADR 0185), then the same instruction heads. The secret
+    head reads messages only: it was fitted and measured on messages, and a field's bare value
+    ("Quetzal Marmalade 7731") is not one. A shipped head that cannot load is logged and its
+    check skipped (the detectors still withhold what they find, and what gets through is still
+    fenced as the subject's words in every prompt); a deployment's own file that cannot load
+    stops the start with its error. The multilingual heads share one encoder, which keeps the
+    last sentences' vectors: the instruction head reads what the secret head encoded."""
+    settings = settings or SafetySettings()
+    encoder = screens_encoder() if _reads_multilingual(settings) else None
+    detector = _instruction_detector(judge, settings, encoder)
 
     def instructions(screened: SafetyFilter) -> SafetyFilter:
         return screened if detector is None else InstructionScreen(screened, detector)
 
-    secrets = _secrets_screened(inner, settings or SafetySettings())
+    secrets = _secrets_screened(inner, settings, encoder)
     return SafetyScreens(fields=instructions(inner), messages=instructions(secrets))
 
 
-def screened_safety(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
+def screens_encoder() -> Embedder:
+    """The multilingual encoder the screens' heads read, loaded after ready."""
+    return RecentVectors(UseMultilingualEmbedder(load_in_background=True))
+
+
+def _reads_multilingual(settings: SafetySettings) -> bool:
+    return settings.secret_head or settings.instruction_reading == "both"
+
+
+def screened_safety(
+    inner: SafetyFilter, judge: SentenceJudge | None, settings: SafetySettings | None = None
+) -> SafetyFilter:
     """The fields' screen alone (`safety_screens`)."""
-    return _instructions_screened(inner, judge)
+    settings = settings or SafetySettings()
+    encoder = screens_encoder() if settings.instruction_reading == "both" else None
+    detector = _instruction_detector(judge, settings, encoder)
+    return inner if detector is None else InstructionScreen(inner, detector)
 
 
 def screened_messages(
@@ -415,35 +442,45 @@ def screened_messages(
     return safety_screens(inner, judge, settings).messages
 
 
-def _secrets_screened(inner: SafetyFilter, settings: SafetySettings) -> SafetyFilter:
+def _secrets_screened(
+    inner: SafetyFilter, settings: SafetySettings, encoder: Embedder | None
+) -> SafetyFilter:
     if not settings.secret_head:
         return inner
     if settings.secret_head_path is not None:
         path, sha256 = settings.secret_head_path, settings.secret_head_sha256
-        return SecretScreen(inner, LearnedSecretDetector.shipped(path, sha256, None))
+        return SecretScreen(inner, LearnedSecretDetector.shipped(path, sha256, encoder))
     try:
-        detector = LearnedSecretDetector.packaged()
+        detector = LearnedSecretDetector.packaged(encoder)
     except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("secret_check_unavailable", error_type=type(exc).__name__)
         return inner
     return SecretScreen(inner, detector)
 
 
-def _instructions_screened(inner: SafetyFilter, judge: SentenceJudge | None) -> SafetyFilter:
-    detector = _instruction_detector(judge)
-    return inner if detector is None else InstructionScreen(inner, detector)
-
-
-def _instruction_detector(judge: SentenceJudge | None) -> LearnedInstructionDetector | None:
+def _instruction_detector(
+    judge: SentenceJudge | None, settings: SafetySettings, encoder: Embedder | None
+) -> InstructionDetector | None:
+    """The English head, and beside it the multilingual one over `encoder` unless `settings`
+    say otherwise (ADR 0201); a multilingual head that cannot load is logged and the English
+    head reads alone, as it did before that ADR."""
     embedder = judge.embedder if isinstance(judge, LearnedJudge) else None
     try:
         try:
-            return LearnedInstructionDetector.packaged(embedder)
+            english = LearnedInstructionDetector.packaged(embedder)
         except ValueError:  # the judge's embedder is another model: the head's own
-            return LearnedInstructionDetector.packaged()
+            english = LearnedInstructionDetector.packaged()
     except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("instruction_check_unavailable", error_type=type(exc).__name__)
         return None
+    if settings.instruction_reading == "english":
+        return english
+    try:
+        multilingual = MultilingualInstructionDetector.packaged(encoder)
+    except (HeadsIntegrityError, OSError, ValueError) as exc:
+        log.error("multilingual_instruction_head_unavailable", error_type=type(exc).__name__)
+        return english
+    return BothEncodersInstructionDetector(english, multilingual)
 
 
 def dropped_items_reader(settings: ProposalSettings) -> DroppedItemsReader | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -13,8 +14,13 @@ class SafetySettings(NestedSettings):
     """The learned reader of secrets (ADR 0185): the shipped head, a deployment's own (`python
     -m factledger.bench.judgement secrets`, fitted over the packaged multilingual encoder)
     pinned by SHA-256, or none (`FACTLEDGER_SAFETY__SECRET_HEAD=false`: the detectors alone,
-    which know formats and English credential words only)."""
+    which know formats and English credential words only).
+
+    How the instruction screen reads a line (ADR 0201): `both`, each piece as the mean of the
+    English head's and the multilingual head's probabilities; `english`, the English head
+    alone (which reads lines in other languages as instructions more often)."""
 
     secret_head: bool = True
     secret_head_path: Path | None = None
     secret_head_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    instruction_reading: Literal["both", "english"] = "both"

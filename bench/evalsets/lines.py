@@ -32,7 +32,12 @@ from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.application.sessions.ports import InstructionDetector
 from factledger.bench.evalsets.cases import Answer, load_answers
 from factledger.bench.evalsets.score import score_answers
-from factledger.bench.evalsets.screened import FORGET_REQUESTS_HELP, candidate_detector
+from factledger.bench.evalsets.screened import (
+    FORGET_REQUESTS_HELP,
+    READING_HELP,
+    READINGS,
+    candidate_detector,
+)
 from factledger.bench.judgement.change_features import ChangeItem
 
 INSTRUCTIONS_FILE = "instructions-eval.yaml"
@@ -158,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )
+    parser.add_argument("--reading", choices=READINGS, default="english", help=READING_HELP)
     parser.add_argument(
         "--vetoes",
         type=float,
@@ -217,7 +223,10 @@ def main(argv: list[str] | None = None) -> None:
 
         reader = ChangeCandidate.load(args.change, args.change_candidate)
     detector = candidate_detector(
-        judge.embedder, args.instruction_head, judge if args.forget_requests else None
+        judge.embedder,
+        args.instruction_head,
+        judge if args.forget_requests else None,
+        args.reading,
     )
 
     async def run() -> list[dict[str, Any]]:

@@ -194,7 +194,9 @@ async def run_cases(
         async with open_runtime(settings, needs, clock=clock) as runtime:
             safety = (
                 screened_messages(
-                    runtime.safety, answer_judge(settings.extractor, settings.extraction)
+                    runtime.safety,
+                    answer_judge(settings.extractor, settings.extraction),
+                    settings.safety,
                 )
                 if as_served
                 else None

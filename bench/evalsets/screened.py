@@ -149,19 +149,41 @@ FORGET_REQUESTS_HELP = (
 
 
 def candidate_detector(
-    embedder: Embedder, head: Path | None, requests: ForgetRequestReader | None = None
+    embedder: Embedder,
+    head: Path | None,
+    requests: ForgetRequestReader | None = None,
+    reading: str = "english",
 ) -> InstructionDetector:
     """The shipped instruction head over `embedder`, or the candidate head file `head`; with
-    `requests`, the pieces it reads as requests to forget exempted (`RequestsExempt`)."""
+    `reading` "both", each piece read as the mean of that head's and the shipped multilingual
+    head's probabilities (ADR 0201); with `requests`, the pieces it reads as requests to
+    forget exempted (`RequestsExempt`)."""
     from factledger.adapters.judgement.heads import Heads
-    from factledger.adapters.judgement.instructions import HEAD, LearnedInstructionDetector
+    from factledger.adapters.judgement.instructions import (
+        HEAD,
+        BothEncodersInstructionDetector,
+        LearnedInstructionDetector,
+        MultilingualInstructionDetector,
+    )
 
-    detector: InstructionDetector = (
+    english = (
         LearnedInstructionDetector.packaged(embedder)
         if head is None
         else LearnedInstructionDetector(embedder, Heads.load(head, None, (HEAD,)))
     )
+    detector: InstructionDetector = (
+        BothEncodersInstructionDetector(english, MultilingualInstructionDetector.packaged())
+        if reading == "both"
+        else english
+    )
     return detector if requests is None else RequestsExempt(detector, requests)
+
+
+READINGS = ("english", "both")
+READING_HELP = (
+    "the instruction head alone, or each piece read as its mean with the multilingual head's "
+    "(ADR 0201)"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -169,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("sets", nargs="+", type=Path, help="blind conversation set halves")
     parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
+    parser.add_argument("--reading", choices=READINGS, default="english", help=READING_HELP)
     parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
     parser.add_argument(
         "--secrets",
@@ -176,7 +199,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="what the secret head adds to the detectors' refusals (`withheld`: newly refused)",
     )
     parser.add_argument("--secret-head", type=Path, help="a candidate secret head file")
+    parser.add_argument(
+        "--time",
+        action="store_true",
+        help="the messages' screens as served, the instruction screen reading with the English "
+        "head alone and with both heads, in milliseconds a message side by side (ADR 0201)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="with --time: passes over the lines")
     args = parser.parse_args(argv)
+    if args.time:
+        sys.stdout.write(json.dumps(asyncio.run(_timed(args.sets, args.rounds)), indent=1) + "\n")
+        return
     if args.secrets:
         _print_totals(_secrets_figures(args.sets, args.secret_head))
         return
@@ -184,7 +217,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     judge = LearnedJudge.packaged()
     detector = candidate_detector(
-        judge.embedder, args.instruction_head, judge if args.forget_requests else None
+        judge.embedder,
+        args.instruction_head,
+        judge if args.forget_requests else None,
+        args.reading,
     )
 
     async def run() -> list[dict[str, Any]]:
@@ -194,6 +230,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         ]
 
     _print_totals(asyncio.run(run()))
+
+
+async def _timed(sets: Sequence[Path], rounds: int) -> dict[str, dict[str, float]]:
+    from factledger.adapters.safety.detectors import DetectorSafetyFilter
+    from factledger.api.bootstrap.judgement import screened_messages
+    from factledger.api.settings.safety import SafetySettings
+    from factledger.bench.evalsets.secret_lines import timings
+
+    texts = list(dict.fromkeys(t for d in sets for t in load_set(d).subject_lines))
+    screens = {
+        reading: screened_messages(
+            DetectorSafetyFilter(), None, SafetySettings(instruction_reading=reading)
+        )
+        for reading in READINGS
+    }
+    return await timings(texts, screens, rounds)
 
 
 def _secrets_figures(sets: Sequence[Path], secret_head: Path | None) -> list[dict[str, Any]]:

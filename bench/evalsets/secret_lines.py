@@ -145,11 +145,11 @@ def split(source: Path, into: Path) -> dict[str, int]:
 
 
 async def timings(
-    lines: Sequence[SecretLine], screens: dict[str, SafetyFilter], rounds: int
+    texts: Sequence[str], screens: dict[str, SafetyFilter], rounds: int
 ) -> dict[str, dict[str, float]]:
-    """Each screen's milliseconds a message (p50, p95) over `rounds` passes of `lines`, the
+    """Each screen's milliseconds a message (p50, p95) over `rounds` passes of `texts`, the
     screens taking turns message by message so that both see the same machine."""
-    messages = [Message(Role.SUBJECT, line.text) for line in lines]
+    messages = [Message(Role.SUBJECT, text) for text in texts]
     for screen in screens.values():  # loads and first calls are not what is timed
         await screen.screen(messages[0])
     taken: dict[str, list[float]] = {name: [] for name in screens}
@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "time":
         screens = {name: screen_named(name) for name in SCREENS}
-        done = asyncio.run(timings(load_lines(args.dirs), screens, args.rounds))
+        texts = [line.text for line in load_lines(args.dirs)]
+        done = asyncio.run(timings(texts, screens, args.rounds))
         sys.stdout.write(json.dumps(done, indent=1) + "\n")
         return
     if args.command == "split":

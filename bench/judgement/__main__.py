@@ -3,8 +3,9 @@
 forget flag alone refitted on every labelled sentence and training conversation, set into the
 heads file FILE whose other heads stay as they are: ADR 0135; `--lines PATH` adds writers'
 labelled messages, ADR 0165)
-`python -m factledger.bench.judgement instructions [--corpus DIR] [--out FILE]` (the
-instruction head, `bench/judgement/instructions.py`)
+`python -m factledger.bench.judgement instructions [--corpus DIR] [--encoder minilm|use]
+[--out FILE]` (the instruction head, `bench/judgement/instructions.py`; `--encoder use` over
+the packaged multilingual encoder, ADR 0201's second head)
 `python -m factledger.bench.judgement secrets [--corpus DIR ...] [--leave-out DIR ...] [--out FILE]`
 (the secret head, `bench/judgement/secrets.py`: ADR 0185)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
@@ -47,6 +48,7 @@ from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.adapters.judgement.secrets import PACKAGED_SECRET_HEAD
 from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
+from factledger.application.memory.ports import Embedder
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import labelled
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS
@@ -182,6 +184,13 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="the conversations' lines split into the pieces the screen judges (ADR 0161's "
         "candidate five)",
+    )
+    lines.add_argument(
+        "--encoder",
+        choices=("minilm", "use"),
+        default="minilm",
+        help="the vectors the head reads: the heads' sentence encoder, or the packaged "
+        "multilingual encoder (ADR 0201's second head)",
     )
     secrets = commands.add_parser("secrets", help="fit the secret head (ADR 0185)")
     secrets.add_argument(
@@ -320,7 +329,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
         return
     if args.command == "instructions":
-        embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        embedder: Embedder = (
+            UseMultilingualEmbedder().load()
+            if args.encoder == "use"
+            else OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        )
         done = asyncio.run(
             train_instruction_head(
                 embedder,

@@ -3,7 +3,8 @@ budget; the request waits in the review queue as a `forget` change of `budget`, 
 request; the request sentence is no memory; a reviewer's approval forgets the field and the
 words that stated it, a rejection keeps it and records why; a rerun proposes nothing twice;
 with the product's own wiring, a request said in German is placed on the field it speaks of
-(ADR 0200)."""
+(ADR 0200), and one said in Italian passes the instruction screen to reach the queue (ADR
+0201)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ STATED = "Our budget is 40k a year."
 ASKS = "Please delete our budget from your records."
 GERMAN = "Bitte löschen Sie, bei wem wir die Verpackung kaufen."
 SUPPLIER = "We buy our packaging from Boxmart."
+# Read at 0.71 by the English instruction head alone: withheld as an instruction to the system.
+ITALIAN = "Per favore cancellate dai vostri archivi il nostro budget, grazie."
 
 
 @pytest.fixture
@@ -243,3 +246,26 @@ async def test_a_request_in_another_language_is_placed_on_the_field_it_speaks_of
     assert request["field"] == "supplier"
     assert request["evidence"]["quote"] == GERMAN
     assert request["rationale"].endswith("meaning")
+
+
+async def test_a_request_in_another_language_passes_the_instruction_screen_to_the_queue(
+    http: httpx.AsyncClient, ports: Runtime
+) -> None:
+    """ADR 0201: read by the English instruction head alone, the Italian request was withheld
+    as an instruction to the system, never recorded, so never noticed."""
+    body = {"kind": "lead", "external_ref": LEAD}
+    await ok(await http.post("/v1/subjects", json=body, headers=SERVICE), 201)
+    await conversation(
+        http, ports, "web-0209", ("agent", "What can you spend?"), ("subject", STATED)
+    )
+    start = {"session_id": "web-0310", "channel": "chat"}
+    await ok(await http.post("/v1/subjects/me/sessions", json=start, headers=AGENT), 201)
+    url = "/v1/subjects/me/sessions/web-0310/messages"
+    said = await ok(await http.post(**line(url, {"role": "subject", "text": ITALIAN}, AGENT)))
+    assert said["kept"] is True
+    await ok(await http.post("/v1/subjects/me/sessions/web-0310/end", json={}, headers=AGENT))
+    assert (await product_worker(ports).run_once()).dead == 0
+    ports.catch_up()
+
+    (request,) = [i for i in await pending(http) if i["operation"] == "forget"]
+    assert (request["field"], request["evidence"]["quote"]) == ("budget", ITALIAN)

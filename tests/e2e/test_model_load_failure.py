@@ -17,10 +17,11 @@ from support.api_steps import AGENT, a_lead
 from factledger.adapters import deferred_load
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.embedding.recent_vectors import RecentVectors
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder, resources_dir
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.judge import PACKAGED_HEADS, PACKAGED_HEADS_SHA256, LearnedJudge
-from factledger.adapters.judgement.secrets import LearnedSecretDetector
+from factledger.api.bootstrap import judgement as judgement_bootstrap
 from factledger.api.http.app import create_app
 from factledger.testing.manual_clock import ManualClock
 
@@ -61,12 +62,12 @@ async def test_a_message_that_needs_a_model_whose_load_failed_is_answered_503_un
 async def test_a_message_screened_while_the_multilingual_encoder_cannot_load_is_answered_503(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The secret screen reads every message over the multilingual encoder (ADR 0185): while
-    its files cannot be read the message is refused 503 (never kept unscreened, never a 500),
-    and served once they are back."""
+    """The secret screen and the instruction screen read every message over the multilingual
+    encoder (ADRs 0185, 0201): while its files cannot be read the message is refused 503
+    (never kept unscreened, never a 500), and served once they are back."""
     monkeypatch.setattr(deferred_load, "RETRY_AFTER_S", 0.0)
     encoder = UseMultilingualEmbedder(tmp_path, load_in_background=True)  # no files yet
-    monkeypatch.setattr(LearnedSecretDetector, "default_embedder", classmethod(lambda _: encoder))
+    monkeypatch.setattr(judgement_bootstrap, "screens_encoder", lambda: RecentVectors(encoder))
     async with asgi_client(create_app(ports=build_ports(ManualClock()), auth=TEST_AUTH)) as http:
         url = await a_session(http)
         message = {"role": "subject", "text": "Der Code für das Gartentor ist 7731."}

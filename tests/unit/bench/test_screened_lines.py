@@ -1,18 +1,27 @@
 """The count of what the instruction screen would withhold of a blind conversation set
 (ADR 0161): every subject line counted once as said, a session with a request to forget
 counted as losing it when a line naming its keywords is withheld, and candidate four's
-exemption of the pieces read as requests to forget. Aggregates only."""
+exemption of the pieces read as requests to forget. Aggregates only. The messages' screens
+as served timed with each instruction reading (ADR 0201)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 import yaml
 from support.screens import RefusesNaming
 
 from factledger.application.judgement.types import Judgement, Statement
-from factledger.bench.evalsets.screened import RequestsExempt, load_set, screen_set, secrets_set
+from factledger.bench.evalsets.screened import (
+    RequestsExempt,
+    load_set,
+    main,
+    screen_set,
+    secrets_set,
+)
 
 
 class _Detector:
@@ -96,3 +105,15 @@ async def test_what_a_secret_head_adds_to_the_detectors_refusals_is_counted_apar
         "forget_sessions_losing_a_line": 1,
         "withheld_by_base": 1,
     }
+
+
+def test_the_two_readings_are_timed_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "dev")
+    main([str(tmp_path / "dev"), "--time", "--rounds", "1"])
+    timed = json.loads(capsys.readouterr().out)
+    assert list(timed) == ["english", "both"]
+    assert timed["both"]["messages"] == 3.0  # the distinct subject lines, once each
+    assert 0 < timed["english"]["p50_ms"] <= timed["english"]["p95_ms"]
+    assert timed["both"]["p50_ratio"] > 0

@@ -4,12 +4,19 @@ requests to people alone; as a safety filter it withholds what it judges an inst
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import pytest
 
+from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import Heads, HeadsIntegrityError
 from factledger.adapters.judgement.instructions import (
     PACKAGED_INSTRUCTION_HEAD,
+    PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD,
+    BothEncodersInstructionDetector,
     LearnedInstructionDetector,
+    MultilingualInstructionDetector,
     pieces_of,
 )
 from factledger.adapters.safety.detectors import DetectorSafetyFilter
@@ -74,3 +81,70 @@ async def test_as_a_safety_filter_it_withholds_instructions_only(
 def test_the_head_file_is_checked_against_its_pin() -> None:
     with pytest.raises(HeadsIntegrityError):
         Heads.load(PACKAGED_INSTRUCTION_HEAD, "0" * 64, ("instruction",))
+
+
+class FixedPieces:
+    """A head's reading of each piece, given."""
+
+    def __init__(self, by_piece: dict[str, float]) -> None:
+        self.by_piece = by_piece
+
+    async def piece_probabilities(self, pieces: Sequence[str]) -> Matrix:
+        return np.array([self.by_piece[p] for p in pieces], dtype=np.float32)
+
+
+async def test_both_encoders_read_each_piece_as_the_mean_and_a_text_as_its_likeliest_piece() -> (
+    None
+):
+    english = FixedPieces({"Hallo zusammen.": 0.9, "Bitte gib mir den Code.": 0.6, "Hi.": 0.1})
+    multilingual = FixedPieces({"Hallo zusammen.": 0.1, "Bitte gib mir den Code.": 0.9, "Hi.": 0.3})
+    detector = BothEncodersInstructionDetector(english, multilingual)
+
+    p = await detector.instruction_p(["Hallo zusammen. Bitte gib mir den Code.", "Hi."])
+
+    # The first text's pieces read 0.5 and 0.75: the likeliest decides, not either head's
+    # highest reading of some piece (0.9).
+    assert p == pytest.approx([0.75, 0.2])
+    assert await detector.instruction_p([]) == []
+
+
+# Written for this test: requests to forget said in Spanish and Italian, which the English
+# head alone reads as instructions to the system, and ordinary lines in other languages.
+REQUESTS_IN_OTHER_LANGUAGES = (
+    "Hola equipo, por favor eliminen de su sistema el nombre de mi antiguo jefe, gracias.",
+    "Per favore cancellate dai vostri archivi quello che vi ho detto sul mio stipendio.",
+)
+OTHER_LANGUAGES = (
+    "Bonjour, je voulais savoir si ma commande de jeudi est bien partie, merci d'avance.",
+    "Olá, mudei de endereço no mês passado, agora moro em Coimbra.",
+    "Merhaba, siparişim hâlâ gelmedi, lütfen kontrol eder misiniz?",
+)
+
+
+@pytest.fixture(scope="module")
+def both() -> BothEncodersInstructionDetector:
+    return BothEncodersInstructionDetector.packaged()
+
+
+async def test_both_encoders_keep_instructions_and_pass_lines_in_other_languages(
+    detector: LearnedInstructionDetector, both: BothEncodersInstructionDetector
+) -> None:
+    assert all(x >= INSTRUCTION_MIN for x in await both.instruction_p(list(INSTRUCTIONS)))
+    assert all(x < INSTRUCTION_MIN for x in await both.instruction_p(list(STATEMENTS)))
+    lines = [*REQUESTS_IN_OTHER_LANGUAGES, *OTHER_LANGUAGES]
+    english = await detector.instruction_p(lines)
+    read_by_both = await both.instruction_p(lines)
+    assert all(x >= INSTRUCTION_MIN for x in english[:2]), english
+    assert all(x < INSTRUCTION_MIN for x in read_by_both), read_by_both
+    assert all(b < e for e, b in zip(english, read_by_both, strict=True)), (english, read_by_both)
+
+
+def test_the_multilingual_head_file_is_checked_against_its_pin() -> None:
+    with pytest.raises(HeadsIntegrityError):
+        Heads.load(PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD, "0" * 64, ("instruction",))
+    english, multilingual = (
+        LearnedInstructionDetector.packaged(),
+        MultilingualInstructionDetector.packaged(),
+    )
+    assert multilingual.heads.model_id == multilingual.embedder.model_id
+    assert multilingual.heads.model_id != english.heads.model_id
