@@ -43,7 +43,7 @@ PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD = (
     Path(__file__).parent / "weights" / "instruction-head-multilingual.npz"
 )
 PACKAGED_MULTILINGUAL_INSTRUCTION_HEAD_SHA256 = (
-    "36af3207bf9abe96a8144c82910d7a318bbdb176e051b60b063be598d7fb5e7e"
+    "948959ab5416fc782af0b756f957f3bbcfc672501231bd6ccea2a4c2cc822162"
 )
 
 
@@ -81,6 +81,8 @@ class MultilingualInstructionDetector(LearnedInstructionDetector):
 
 
 class PieceReader(Protocol):
+    """A head read sentence by sentence (`PieceHead`)."""
+
     async def piece_probabilities(self, pieces: Sequence[str]) -> Matrix: ...
 
 

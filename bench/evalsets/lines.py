@@ -163,7 +163,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--instruction-head", type=Path, help="an instruction head file (a candidate)"
     )
-    parser.add_argument("--reading", choices=READINGS, default="english", help=READING_HELP)
+    parser.add_argument("--reading", choices=READINGS, default="both", help=READING_HELP)
+    parser.add_argument(
+        "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
+    )
     parser.add_argument(
         "--vetoes",
         type=float,
@@ -227,6 +230,7 @@ def main(argv: list[str] | None = None) -> None:
         args.instruction_head,
         judge if args.forget_requests else None,
         args.reading,
+        args.multilingual_head,
     )
 
     async def run() -> list[dict[str, Any]]:

@@ -152,12 +152,14 @@ def candidate_detector(
     embedder: Embedder,
     head: Path | None,
     requests: ForgetRequestReader | None = None,
-    reading: str = "english",
+    reading: str = "both",
+    multilingual_head: Path | None = None,
 ) -> InstructionDetector:
     """The shipped instruction head over `embedder`, or the candidate head file `head`; with
     `reading` "both", each piece read as the mean of that head's and the shipped multilingual
-    head's probabilities (ADR 0201); with `requests`, the pieces it reads as requests to
-    forget exempted (`RequestsExempt`)."""
+    head's (or the candidate file `multilingual_head`'s) probabilities (ADR 0201); with
+    `requests`, the pieces it reads as requests to forget exempted (`RequestsExempt`)."""
+    from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import (
         HEAD,
@@ -171,10 +173,15 @@ def candidate_detector(
         if head is None
         else LearnedInstructionDetector(embedder, Heads.load(head, None, (HEAD,)))
     )
+    multilingual = (
+        MultilingualInstructionDetector.packaged()
+        if multilingual_head is None
+        else MultilingualInstructionDetector(
+            UseMultilingualEmbedder(), Heads.load(multilingual_head, None, (HEAD,))
+        )
+    )
     detector: InstructionDetector = (
-        BothEncodersInstructionDetector(english, MultilingualInstructionDetector.packaged())
-        if reading == "both"
-        else english
+        BothEncodersInstructionDetector(english, multilingual) if reading == "both" else english
     )
     return detector if requests is None else RequestsExempt(detector, requests)
 
@@ -191,7 +198,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("sets", nargs="+", type=Path, help="blind conversation set halves")
     parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
-    parser.add_argument("--reading", choices=READINGS, default="english", help=READING_HELP)
+    parser.add_argument("--reading", choices=READINGS, default="both", help=READING_HELP)
+    parser.add_argument(
+        "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
+    )
     parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
     parser.add_argument(
         "--secrets",
@@ -221,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.instruction_head,
         judge if args.forget_requests else None,
         args.reading,
+        args.multilingual_head,
     )
 
     async def run() -> list[dict[str, Any]]:
