@@ -8,7 +8,9 @@ agent). The shipped answer judge and instruction screen judge them (or candidate
 `--reply-head-agrees`, needing the reply-only head's yes too; `--vetoes YES_MIN` the
 packaged readers with the vetoes of ADR 0124; `--ngram FILE --ngram-candidate A|B` the
 character n-gram reader's yes required too, ADR 0140; `--change FILE --change-candidate
-C|D` a reader given each reply's change, ADR 0144; `--instruction-head`); only
+C|D` a reader given each reply's change, ADR 0144; `--instruction-head` an English
+instruction head file, `--multilingual-head` a multilingual one, ADR 0202; `--reading
+english` the English head alone, as before ADR 0201); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
 item's content, so a held-out half can be scored without being read.

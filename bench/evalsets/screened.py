@@ -1,7 +1,10 @@
-"""`python -m factledger.bench.evalsets.screened DIR [DIR...] [--instruction-head FILE]`: what
-the session path's instruction screen would withhold of the blind conversation sets;
-`... screened DIR [DIR...] --secrets [--secret-head FILE]`: what the secret head adds to what
-the detectors withhold (ADR 0185's second rule).
+"""`python -m factledger.bench.evalsets.screened DIR [DIR...] [--instruction-head FILE]
+[--multilingual-head FILE] [--reading both|english]`: what the session path's instruction
+screen would withhold of the blind conversation sets (by default as the product reads, both
+heads: ADR 0201); `... screened DIR [DIR...] --secrets [--secret-head FILE]`: what the secret
+head adds to what the detectors withhold (ADR 0185's second rule); `... screened DIR [DIR...]
+--time`: the messages' screens as served with each reading, milliseconds a message side by
+side.
 
 Every subject line of a set's `cases-*.yaml` is a writer's ordinary customer line (the sets
 hold no injection), so each line the screen reads as an instruction at its threshold is a line
