@@ -28,9 +28,11 @@ from factledger.application.memory.ports import Embedder
 __all__ = [
     "HEAD",
     "PACKAGED_INSTRUCTION_HEAD",
+    "PACKAGED_WEIGHING",
     "BothEncodersInstructionDetector",
     "LearnedInstructionDetector",
     "MultilingualInstructionDetector",
+    "Weighing",
     "pieces_of",
 ]
 
@@ -87,12 +89,46 @@ class PieceReader(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Weighing:
+    """How much each head's log-odds count: `sigmoid(english * logit(p_english) + multilingual
+    * logit(p_multilingual) + bias)` (ADR 0204)."""
+
+    english: float
+    multilingual: float
+    bias: float
+
+    def combined(self, english: Matrix, multilingual: Matrix) -> Matrix:
+        z = (
+            self.english * log_odds(english)
+            + self.multilingual * log_odds(multilingual)
+            + self.bias
+        )
+        out: Matrix = (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+        return out
+
+
+def log_odds(p: Matrix) -> Matrix:
+    # A head's softmax can round to exactly 0 or 1 in float32.
+    q = np.clip(p.astype(np.float64), 1e-7, 1 - 1e-7)
+    out: Matrix = np.log(q / (1 - q))
+    return out
+
+
+# Fitted out of fold on the training lines, the bias then lowered until the screen withholds no
+# more of the training writers' conversation lines than the mean did (ADR 0204):
+# `python -m factledger.bench.judgement instructions --weighing --conversations
+# bench/judgement/data/conversations`.
+PACKAGED_WEIGHING = Weighing(english=0.4651, multilingual=1.5164, bias=-1.4003)
+
+
+@dataclass(frozen=True, slots=True)
 class BothEncodersInstructionDetector:
-    """Each piece read as the mean of the English and the multilingual head's probabilities, a
-    text as its likeliest piece (ADR 0201)."""
+    """Each piece read by both heads, their log-odds weighed by `weighing` (ADR 0204; None:
+    the mean of their probabilities, ADR 0201); a text as its likeliest piece."""
 
     english: PieceReader
     multilingual: PieceReader
+    weighing: Weighing | None = PACKAGED_WEIGHING
 
     @classmethod
     def packaged(cls, embedder: Embedder | None = None) -> BothEncodersInstructionDetector:
@@ -108,5 +144,7 @@ class BothEncodersInstructionDetector:
         flat = [p for pieces in split for p in pieces]
         english = await self.english.piece_probabilities(flat)
         multilingual = await self.multilingual.piece_probabilities(flat)
+        if self.weighing is not None:
+            return likeliest(split, self.weighing.combined(english, multilingual))
         mean: Matrix = ((english + multilingual) / 2).astype(np.float32)
         return likeliest(split, mean)

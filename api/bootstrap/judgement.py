@@ -42,6 +42,7 @@ from factledger.adapters.judgement.forget_reader import (
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
 from factledger.adapters.judgement.instructions import (
+    PACKAGED_WEIGHING,
     BothEncodersInstructionDetector,
     LearnedInstructionDetector,
     MultilingualInstructionDetector,
@@ -462,8 +463,9 @@ def _instruction_detector(
     judge: SentenceJudge | None, settings: SafetySettings, encoder: Embedder | None
 ) -> InstructionDetector | None:
     """The English head, and beside it the multilingual one over `encoder` unless `settings`
-    say otherwise (ADR 0201); a multilingual head that cannot load is logged and the English
-    head reads alone, as it did before that ADR."""
+    say otherwise (ADR 0201), their readings weighed (ADR 0204) or averaged; a multilingual
+    head that cannot load is logged and the English head reads alone, as it did before ADR
+    0201."""
     embedder = judge.embedder if isinstance(judge, LearnedJudge) else None
     try:
         try:
@@ -480,7 +482,8 @@ def _instruction_detector(
     except (HeadsIntegrityError, OSError, ValueError) as exc:
         log.error("multilingual_instruction_head_unavailable", error_type=type(exc).__name__)
         return english
-    return BothEncodersInstructionDetector(english, multilingual)
+    weighing = None if settings.instruction_reading == "mean" else PACKAGED_WEIGHING
+    return BothEncodersInstructionDetector(english, multilingual, weighing)
 
 
 def dropped_items_reader(settings: ProposalSettings) -> DroppedItemsReader | None:

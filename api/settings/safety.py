@@ -16,11 +16,12 @@ class SafetySettings(NestedSettings):
     pinned by SHA-256, or none (`FACTLEDGER_SAFETY__SECRET_HEAD=false`: the detectors alone,
     which know formats and English credential words only).
 
-    How the instruction screen reads a line (ADR 0201): `both`, each piece as the mean of the
-    English head's and the multilingual head's probabilities; `english`, the English head
-    alone (which reads lines in other languages as instructions more often)."""
+    How the instruction screen reads a line: `both`, each piece by the English and the
+    multilingual head, their log-odds weighed (ADR 0204); `mean`, the mean of their
+    probabilities (ADR 0201); `english`, the English head alone (which reads lines in other
+    languages as instructions more often)."""
 
     secret_head: bool = True
     secret_head_path: Path | None = None
     secret_head_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    instruction_reading: Literal["both", "english"] = "both"
+    instruction_reading: Literal["both", "mean", "english"] = "both"

@@ -38,6 +38,7 @@ from factledger.bench.evalsets.screened import (
     FORGET_REQUESTS_HELP,
     READING_HELP,
     READINGS,
+    WEIGHING_HELP,
     candidate_detector,
 )
 from factledger.bench.judgement.change_features import ChangeItem
@@ -169,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
     )
+    parser.add_argument("--weighing", type=float, nargs=3, help=WEIGHING_HELP)
     parser.add_argument(
         "--vetoes",
         type=float,
@@ -233,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
         judge if args.forget_requests else None,
         args.reading,
         args.multilingual_head,
+        args.weighing,
     )
 
     async def run() -> list[dict[str, Any]]:

@@ -157,18 +157,22 @@ def candidate_detector(
     requests: ForgetRequestReader | None = None,
     reading: str = "both",
     multilingual_head: Path | None = None,
+    weighing: Sequence[float] | None = None,
 ) -> InstructionDetector:
     """The shipped instruction head over `embedder`, or the candidate head file `head`; with
-    `reading` "both", each piece read as the mean of that head's and the shipped multilingual
-    head's (or the candidate file `multilingual_head`'s) probabilities (ADR 0201); with
-    `requests`, the pieces it reads as requests to forget exempted (`RequestsExempt`)."""
+    `reading` "both", each piece read by that head and the shipped multilingual head (or the
+    candidate file `multilingual_head`), their log-odds weighed as shipped or by `weighing`
+    (ADR 0204), with "mean" by the mean of their probabilities (ADR 0201); with `requests`,
+    the pieces it reads as requests to forget exempted (`RequestsExempt`)."""
     from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
     from factledger.adapters.judgement.heads import Heads
     from factledger.adapters.judgement.instructions import (
         HEAD,
+        PACKAGED_WEIGHING,
         BothEncodersInstructionDetector,
         LearnedInstructionDetector,
         MultilingualInstructionDetector,
+        Weighing,
     )
 
     english = (
@@ -184,15 +188,29 @@ def candidate_detector(
         )
     )
     detector: InstructionDetector = (
-        BothEncodersInstructionDetector(english, multilingual) if reading == "both" else english
+        english
+        if reading == "english"
+        else BothEncodersInstructionDetector(
+            english,
+            multilingual,
+            None
+            if reading == "mean"
+            else PACKAGED_WEIGHING
+            if weighing is None
+            else Weighing(*weighing),
+        )
     )
     return detector if requests is None else RequestsExempt(detector, requests)
 
 
-READINGS = ("english", "both")
+READINGS = ("english", "mean", "both")
+WEIGHING_HELP = (
+    "ENGLISH MULTILINGUAL BIAS: with --reading both, the two heads' log-odds weighed so "
+    "instead of as shipped (ADR 0204)"
+)
 READING_HELP = (
-    "the instruction head alone, or each piece read as its mean with the multilingual head's "
-    "(ADR 0201)"
+    "the instruction head alone, each piece read as its mean with the multilingual head's "
+    "(ADR 0201), or the two heads' log-odds weighed (ADR 0204)"
 )
 
 
@@ -205,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
     )
+    parser.add_argument("--weighing", type=float, nargs=3, help=WEIGHING_HELP)
     parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
     parser.add_argument(
         "--secrets",
@@ -235,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         judge if args.forget_requests else None,
         args.reading,
         args.multilingual_head,
+        args.weighing,
     )
 
     async def run() -> list[dict[str, Any]]:

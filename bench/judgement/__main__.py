@@ -43,7 +43,10 @@ from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.judgement.heads import Heads
-from factledger.adapters.judgement.instructions import PACKAGED_INSTRUCTION_HEAD
+from factledger.adapters.judgement.instructions import (
+    PACKAGED_INSTRUCTION_HEAD,
+    BothEncodersInstructionDetector,
+)
 from factledger.adapters.judgement.judge import PACKAGED_HEADS
 from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.adapters.judgement.secrets import PACKAGED_SECRET_HEAD
@@ -55,7 +58,7 @@ from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.field_data import cases_in
 from factledger.bench.judgement.forget_flag import forget_sentences, with_refit_forget_flag
 from factledger.bench.judgement.importing import import_conversations, import_replies
-from factledger.bench.judgement.instructions import train_instruction_head
+from factledger.bench.judgement.instructions import fit_weighing, train_instruction_head
 from factledger.bench.judgement.secrets import PACKAGED_SECRET_LINES, train_secret_head
 from factledger.bench.judgement.train import (
     FIELD_FOLDS,
@@ -184,6 +187,12 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="the conversations' lines split into the pieces the screen judges (ADR 0161's "
         "candidate five)",
+    )
+    lines.add_argument(
+        "--weighing",
+        action="store_true",
+        help="fit the weighing of the shipped heads' log-odds, its bias lowered to withhold no "
+        "more of --conversations' lines than their mean (ADR 0204), instead of a head",
     )
     lines.add_argument(
         "--encoder",
@@ -327,6 +336,14 @@ def main(argv: list[str] | None = None) -> None:
         directories = args.corpus or [PACKAGED_CORPUS]
         done = asyncio.run(train_answer_head(encoder, directories, args.out))
         sys.stdout.write(json.dumps(done, indent=2) + "\n")
+        return
+    if args.command == "instructions" and args.weighing:
+        english = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+        screen = BothEncodersInstructionDetector.packaged(english)
+        fitted = fit_weighing(
+            english, UseMultilingualEmbedder().load(), args.corpus, args.conversations, screen
+        )
+        sys.stdout.write(json.dumps(asyncio.run(fitted), indent=2) + "\n")
         return
     if args.command == "instructions":
         embedder: Embedder = (

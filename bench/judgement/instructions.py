@@ -11,6 +11,7 @@ on a set written by someone who never saw these files."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,13 @@ import yaml
 
 from factledger.adapters.judgement.features import Matrix, features
 from factledger.adapters.judgement.heads import Heads
-from factledger.adapters.judgement.instructions import HEAD, pieces_of
+from factledger.adapters.judgement.instructions import (
+    HEAD,
+    BothEncodersInstructionDetector,
+    Weighing,
+    log_odds,
+    pieces_of,
+)
 from factledger.application.memory.ports import Embedder
 from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.bench.judgement.corpus import load_corpus
@@ -66,11 +73,11 @@ async def _x(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     return features(await embedder.embed(list(texts)), texts, BUCKETS)
 
 
-def out_of_fold_margins(x: Matrix, y: Sequence[str]) -> np.ndarray:
+def out_of_fold_margins(x: Matrix, y: Sequence[str], folds: np.ndarray | None = None) -> np.ndarray:
     """Each line's margin (the "true" logit less the "false" one) read by a head fitted
-    without its fold."""
+    without its fold (`folds`: each line's; every fifth line by default)."""
     margins = np.zeros(len(y), dtype=np.float32)
-    folds = np.arange(len(y)) % FOLDS
+    folds = np.arange(len(y)) % FOLDS if folds is None else folds
     for fold in range(FOLDS):
         test = folds == fold
         head = fit_head(x[~test], list(np.array(y)[~test]), BOOL)
@@ -135,4 +142,46 @@ async def train_instruction_head(
         "shift": shift,
         "out": str(out),
         "sha256": heads.save(out),
+    }
+
+
+async def fit_weighing(
+    english: Embedder,
+    multilingual: Embedder,
+    directory: Path,
+    conversations: Sequence[Path],
+    screen: BothEncodersInstructionDetector,
+) -> dict[str, object]:
+    """ADR 0204's weighing of the two heads' log-odds: each training line's log-odds read out of
+    fold by a head over each encoder (five folds of contiguous lines, which keeps a writer's
+    pairs of an instruction and its look-alike together), a logistic weighing of the two
+    fitted on them with the classes weighed equally (ADR 0203), then its bias lowered until
+    `screen`'s heads, so weighed, withhold no more of the `conversations`' subject lines than
+    they do averaged. Prints the three numbers to ship."""
+    texts, labels = load_lines(directory)
+    folds = (np.arange(len(texts)) * FOLDS) // max(len(texts), 1)
+    margins = [
+        out_of_fold_margins(await _x(embedder, texts), labels, folds)
+        for embedder in (english, multilingual)
+    ]
+    head = fit_head(np.stack(margins, axis=1), labels, BOOL)
+    true, false = head.column("true"), head.column("false")
+    weights = head.weights[:, true] - head.weights[:, false]
+    fitted = Weighing(
+        float(weights[0]), float(weights[1]), float(head.bias[true] - head.bias[false])
+    )
+    said = conversation_lines(conversations)
+    averaged = await replace(screen, weighing=None).instruction_p(said)
+    allowed = sum(p >= INSTRUCTION_MIN for p in averaged)
+    weighed = np.array(await replace(screen, weighing=fitted).instruction_p(said))
+    # Half a line over the count, so that the share's rounding keeps exactly `allowed`.
+    shift = shift_for(log_odds(weighed), (allowed + 0.5) / max(len(said), 1))
+    return {
+        "english": round(fitted.english, 4),
+        "multilingual": round(fitted.multilingual, 4),
+        "bias": round(fitted.bias - shift, 4),
+        "bias_fitted": round(fitted.bias, 4),
+        "lines": len(texts),
+        "conversation_lines": len(said),
+        "withheld_averaged": allowed,
     }
