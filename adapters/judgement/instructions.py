@@ -5,10 +5,11 @@ ships in this package (`weights/instruction-head.npz`), its SHA-256 pinned here 
 before use, and names the embedder it was trained over; it is trained in the lab
 (`python -m factledger.bench.judgement instructions`).
 
-`MultilingualInstructionDetector` is the same head fitted on the same lines over the packaged
-multilingual encoder (`weights/instruction-head-multilingual.npz`, `... instructions --encoder
-use`), and `BothEncodersInstructionDetector` reads each piece as the mean of the two (ADR 0201):
-the screen the product runs by default.
+`MultilingualInstructionDetector` is the same head over the packaged multilingual encoder,
+fitted on the same lines and a writer's lines in other languages
+(`weights/instruction-head-multilingual.npz`, `... instructions --encoder use`, ADRs 0201,
+0202), and `BothEncodersInstructionDetector` reads each piece by the two, their log-odds
+weighed (ADR 0205) or averaged: the screen the product runs by default.
 """
 
 from __future__ import annotations

@@ -187,17 +187,12 @@ def candidate_detector(
             UseMultilingualEmbedder(), Heads.load(multilingual_head, None, (HEAD,))
         )
     )
+    weighed = PACKAGED_WEIGHING if weighing is None else Weighing(*weighing)
     detector: InstructionDetector = (
         english
         if reading == "english"
         else BothEncodersInstructionDetector(
-            english,
-            multilingual,
-            None
-            if reading == "mean"
-            else PACKAGED_WEIGHING
-            if weighing is None
-            else Weighing(*weighing),
+            english, multilingual, None if reading == "mean" else weighed
         )
     )
     return detector if requests is None else RequestsExempt(detector, requests)

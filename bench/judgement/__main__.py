@@ -5,7 +5,8 @@ heads file FILE whose other heads stay as they are: ADR 0135; `--lines PATH` add
 labelled messages, ADR 0165)
 `python -m factledger.bench.judgement instructions [--corpus DIR] [--encoder minilm|use]
 [--out FILE]` (the instruction head, `bench/judgement/instructions.py`; `--encoder use` over
-the packaged multilingual encoder, ADR 0201's second head)
+the packaged multilingual encoder, ADR 0201's second head; `--weighing --conversations DIR`
+the weighing of the two shipped heads' readings, ADR 0204)
 `python -m factledger.bench.judgement secrets [--corpus DIR ...] [--leave-out DIR ...] [--out FILE]`
 (the secret head, `bench/judgement/secrets.py`: ADR 0185)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
