@@ -423,7 +423,11 @@ def screens_encoder() -> Embedder:
 
 
 def _reads_multilingual(settings: SafetySettings) -> bool:
-    return settings.secret_head or settings.instruction_reading == "both"
+    return settings.secret_head or _instructions_read_multilingual(settings)
+
+
+def _instructions_read_multilingual(settings: SafetySettings) -> bool:
+    return settings.instruction_reading != "english"
 
 
 def screened_safety(
@@ -431,7 +435,7 @@ def screened_safety(
 ) -> SafetyFilter:
     """The fields' screen alone (`safety_screens`)."""
     settings = settings or SafetySettings()
-    encoder = screens_encoder() if settings.instruction_reading == "both" else None
+    encoder = screens_encoder() if _instructions_read_multilingual(settings) else None
     detector = _instruction_detector(judge, settings, encoder)
     return inner if detector is None else InstructionScreen(inner, detector)
 

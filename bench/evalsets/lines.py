@@ -34,13 +34,7 @@ from factledger.application.sessions.instruction_screen import INSTRUCTION_MIN
 from factledger.application.sessions.ports import InstructionDetector
 from factledger.bench.evalsets.cases import Answer, load_answers
 from factledger.bench.evalsets.score import score_answers
-from factledger.bench.evalsets.screened import (
-    FORGET_REQUESTS_HELP,
-    READING_HELP,
-    READINGS,
-    WEIGHING_HELP,
-    candidate_detector,
-)
+from factledger.bench.evalsets.screened import add_candidate_options, detector_from
 from factledger.bench.judgement.change_features import ChangeItem
 
 INSTRUCTIONS_FILE = "instructions-eval.yaml"
@@ -164,14 +158,6 @@ def main(argv: list[str] | None = None) -> None:
         help="with --answer-model or --tuned-answers: a yes needs the reply-only head's yes too",
     )
     parser.add_argument(
-        "--instruction-head", type=Path, help="an instruction head file (a candidate)"
-    )
-    parser.add_argument("--reading", choices=READINGS, default="both", help=READING_HELP)
-    parser.add_argument(
-        "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
-    )
-    parser.add_argument("--weighing", type=float, nargs=3, help=WEIGHING_HELP)
-    parser.add_argument(
         "--vetoes",
         type=float,
         metavar="YES_MIN",
@@ -193,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
         "--change-candidate",
     )
     parser.add_argument("--change-candidate", choices=("C", "D"), default="C")
-    parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
+    add_candidate_options(parser)
     args = parser.parse_args(argv)
     from factledger.adapters.judgement.judge import LearnedJudge
     from factledger.adapters.judgement.pair_answers import PairAnswerJudge
@@ -229,14 +215,7 @@ def main(argv: list[str] | None = None) -> None:
         from factledger.bench.judgement.change_reader import ChangeCandidate
 
         reader = ChangeCandidate.load(args.change, args.change_candidate)
-    detector = candidate_detector(
-        judge.embedder,
-        args.instruction_head,
-        judge if args.forget_requests else None,
-        args.reading,
-        args.multilingual_head,
-        args.weighing,
-    )
+    detector = detector_from(args, judge.embedder, judge)
 
     async def run() -> list[dict[str, Any]]:
         return [await score_directory(d, reader, detector, args.threshold) for d in args.sets]

@@ -198,6 +198,33 @@ def candidate_detector(
     return detector if requests is None else RequestsExempt(detector, requests)
 
 
+def add_candidate_options(parser: argparse.ArgumentParser) -> None:
+    """The instruction screen's candidates, as each scorer of the screen takes them."""
+    parser.add_argument(
+        "--instruction-head", type=Path, help="an English instruction head file (a candidate)"
+    )
+    parser.add_argument("--reading", choices=READINGS, default="both", help=READING_HELP)
+    parser.add_argument(
+        "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
+    )
+    parser.add_argument("--weighing", type=float, nargs=3, help=WEIGHING_HELP)
+    parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
+
+
+def detector_from(
+    args: argparse.Namespace, embedder: Embedder, requests: ForgetRequestReader
+) -> InstructionDetector:
+    """The screen's detector the options of `add_candidate_options` name."""
+    return candidate_detector(
+        embedder,
+        args.instruction_head,
+        requests if args.forget_requests else None,
+        args.reading,
+        args.multilingual_head,
+        args.weighing,
+    )
+
+
 READINGS = ("english", "mean", "both")
 WEIGHING_HELP = (
     "ENGLISH MULTILINGUAL BIAS: with --reading both, the two heads' log-odds weighed so "
@@ -212,14 +239,8 @@ READING_HELP = (
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.screened")
     parser.add_argument("sets", nargs="+", type=Path, help="blind conversation set halves")
-    parser.add_argument("--instruction-head", type=Path, help="a candidate head file")
     parser.add_argument("--threshold", type=float, default=INSTRUCTION_MIN)
-    parser.add_argument("--reading", choices=READINGS, default="both", help=READING_HELP)
-    parser.add_argument(
-        "--multilingual-head", type=Path, help="a candidate multilingual head file (ADR 0202)"
-    )
-    parser.add_argument("--weighing", type=float, nargs=3, help=WEIGHING_HELP)
-    parser.add_argument("--forget-requests", action="store_true", help=FORGET_REQUESTS_HELP)
+    add_candidate_options(parser)
     parser.add_argument(
         "--secrets",
         action="store_true",
@@ -243,14 +264,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from factledger.adapters.judgement.judge import LearnedJudge
 
     judge = LearnedJudge.packaged()
-    detector = candidate_detector(
-        judge.embedder,
-        args.instruction_head,
-        judge if args.forget_requests else None,
-        args.reading,
-        args.multilingual_head,
-        args.weighing,
-    )
+    detector = detector_from(args, judge.embedder, judge)
 
     async def run() -> list[dict[str, Any]]:
         return [
