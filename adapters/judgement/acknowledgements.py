@@ -53,6 +53,12 @@ class RemovalAcknowledgementHead(PieceHead):
         return await self.most_likely_pieces(lines)
 
 
+PACKAGED_REMOVAL_ACK_READER = Path(__file__).parent / "weights" / "removal-ack-reader-use.npz"
+PACKAGED_REMOVAL_ACK_READER_SHA256 = (
+    "02901d6458bdd75bfe985af9605f883dc297ddeb1fbf6bc175ff23b1ee071e32"
+)
+
+
 class TunedAcknowledgementReader:
     """The packaged multilingual encoder with its upper layers tuned on (`ACK_QUESTION`,
     line) pairs (`TunedUseAnswerJudge`'s file format), a line as likely as its likeliest
@@ -65,6 +71,11 @@ class TunedAcknowledgementReader:
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> TunedAcknowledgementReader:
         return cls(TunedUseAnswerJudge.load(path, sha256))
+
+    @classmethod
+    def packaged(cls) -> TunedAcknowledgementReader:
+        """The shipped reader (ADR 0207), checked against its pin."""
+        return cls.load(PACKAGED_REMOVAL_ACK_READER, PACKAGED_REMOVAL_ACK_READER_SHA256)
 
     async def acknowledged(self, lines: Sequence[str]) -> list[float]:
         if not lines:

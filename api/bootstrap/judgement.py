@@ -24,7 +24,7 @@ from factledger.adapters.extraction.learned.sentences import (
     SentenceCandidates,
     SentencesBesideRules,
 )
-from factledger.adapters.judgement.acknowledgements import RemovalAcknowledgementHead
+from factledger.adapters.judgement.acknowledgements import TunedAcknowledgementReader
 from factledger.adapters.judgement.answer_stance import LearnedAnswerStance
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
@@ -202,12 +202,12 @@ def _learned_judge(
     )
 
 
-def removal_acknowledgements() -> RemovalAcknowledgementHead | None:
-    """The shipped acknowledgement head over the packaged multilingual encoder (ADR 0206), or
-    None when its file cannot be used (logged): requests are then read as before it."""
+def removal_acknowledgements() -> TunedAcknowledgementReader | None:
+    """The shipped acknowledgement reader, the multilingual encoder tuned on agents' lines (ADR
+    0207), or None when its file cannot be used (logged): requests are then read as before."""
     try:
-        return RemovalAcknowledgementHead.packaged()
-    except (HeadsIntegrityError, OSError, ValueError) as exc:
+        return TunedAcknowledgementReader.packaged()
+    except (TunedAnswersIntegrityError, UseIntegrityError, OSError, ValueError) as exc:
         log.error("removal_acknowledgements_unavailable", error_type=type(exc).__name__)
         return None
 
