@@ -80,12 +80,6 @@ class AnswerReader(Protocol):
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 
 
-class AcknowledgementReader(Protocol):
-    """Reads agents' lines for a removal acknowledged (`acknowledgements.py`, ADR 0206)."""
-
-    async def acknowledged(self, lines: Sequence[str]) -> list[float]: ...
-
-
 class EmbedderMismatchError(ValueError):
     """The heads were trained over another embedder model's vectors."""
 
@@ -101,9 +95,6 @@ class LearnedJudge:
     # Fine-tuned readers that decide, among the sentences the forget flag passes at their
     # gates, which ask to forget (ADR 0165, 0173); None: the flag alone, at `forget_min`.
     forget_reader: RequestReader | None = None
-    # Reads whether the agent's line after a subject's acknowledges a removal (ADR 0206);
-    # None: every line reads 0.0, and requests are noticed by the subject's words alone.
-    acknowledgements: AcknowledgementReader | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -135,7 +126,6 @@ class LearnedJudge:
         answers: AnswerReader | None = None,
         reply_head_agrees: bool = True,
         forget_reader: RequestReader | None = None,
-        acknowledgements: AcknowledgementReader | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);
@@ -145,7 +135,7 @@ class LearnedJudge:
         embedder = OnnxEmbedder(
             OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
         )
-        return cls(embedder, heads, answers, reply_head_agrees, forget_reader, acknowledgements)
+        return cls(embedder, heads, answers, reply_head_agrees, forget_reader)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -193,17 +183,6 @@ class LearnedJudge:
                 cause = exc.__cause__ if isinstance(exc, ModelUnavailableError) else exc
                 log.error("forget_reader_unavailable", error_type=type(cause or exc).__name__)
         return [bool(p >= self.heads.forget_min) for p in forget]
-
-    async def acknowledged_removals(self, lines: Sequence[str]) -> list[float]:
-        """The acknowledgement head's reading of each line; 0.0 each without one, or when its
-        encoder cannot load (logged): the requests are then the flag's and the readers'."""
-        if self.acknowledgements is None or not lines:
-            return [0.0] * len(lines)
-        try:
-            return await self.acknowledgements.acknowledged(lines)
-        except ModelUnavailableError as exc:
-            log.error("removal_acknowledgements_unavailable", error_type=type(exc).__name__)
-            return [0.0] * len(lines)
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a

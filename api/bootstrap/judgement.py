@@ -24,7 +24,6 @@ from factledger.adapters.extraction.learned.sentences import (
     SentenceCandidates,
     SentencesBesideRules,
 )
-from factledger.adapters.judgement.acknowledgements import TunedAcknowledgementReader
 from factledger.adapters.judgement.answer_stance import LearnedAnswerStance
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
@@ -138,18 +137,14 @@ def learned_judge(
     answers_path: Path | None = None,
     answers_sha256: str | None = None,
     forget_reader: ForgetReaderChoice | Literal["default"] = DEFAULT_READER,
-    acknowledgements: bool = True,
 ) -> SentenceJudge:
     """The judge of these files; by default the shipped readers of requests to forget with the
-    shipped heads, none with a deployment's (its gate was fitted beside the shipped flag), and
-    the shipped reader of removals the agent acknowledges unless `acknowledgements` is off."""
+    shipped heads, none with a deployment's (its gate was fitted beside the shipped flag)."""
     if forget_reader == DEFAULT_READER:
         forget_reader = "packaged" if heads_path is None else None
     # One judge per set of files however it is asked for (the extractor asks with the heads
     # only, the answer path with the answer head too): the cache keys on arguments as given.
-    return _learned_judge(
-        heads_path, heads_sha256, answers_path, answers_sha256, forget_reader, acknowledgements
-    )
+    return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256, forget_reader)
 
 
 def forget_reader_of(settings: ExtractorSettings) -> ForgetReaderChoice | Literal["default"]:
@@ -163,13 +158,6 @@ def forget_reader_of(settings: ExtractorSettings) -> ForgetReaderChoice | Litera
     return DEFAULT_READER
 
 
-def acknowledgements_of(settings: ExtractorSettings) -> bool:
-    """Whether the settings read the agent's acknowledgements of removals (ADR 0206)."""
-    if not isinstance(settings, LearnedExtractorSettings):
-        return LearnedExtractorSettings().removal_acknowledgements
-    return settings.removal_acknowledgements
-
-
 @cache
 def _learned_judge(
     heads_path: Path | None,
@@ -177,7 +165,6 @@ def _learned_judge(
     answers_path: Path | None,
     answers_sha256: str | None,
     forget_reader: ForgetReaderChoice,
-    acknowledgements: bool,
 ) -> SentenceJudge:
     # The embedder's graph from the user's graph cache, where the backend's embedder of the
     # same model keeps it too: compiling it again took about a third of a start's CPU.
@@ -193,23 +180,8 @@ def _learned_judge(
     else:
         reader = None if forget_reader is None else ForgetReader.load(*forget_reader)
     return LearnedJudge.from_file(
-        path,
-        sha256,
-        cache_dir=cache_dir,
-        answers=answers,
-        forget_reader=reader,
-        acknowledgements=removal_acknowledgements() if acknowledgements else None,
+        path, sha256, cache_dir=cache_dir, answers=answers, forget_reader=reader
     )
-
-
-def removal_acknowledgements() -> TunedAcknowledgementReader | None:
-    """The shipped acknowledgement reader, the multilingual encoder tuned on agents' lines (ADR
-    0207), or None when its file cannot be used (logged): requests are then read as before."""
-    try:
-        return TunedAcknowledgementReader.packaged()
-    except (TunedAnswersIntegrityError, UseIntegrityError, OSError, ValueError) as exc:
-        log.error("removal_acknowledgements_unavailable", error_type=type(exc).__name__)
-        return None
 
 
 @cache
@@ -279,10 +251,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
     `candidates: sentences`, the subject's sentences in place of the rules (ADR 0125); with
     `rules_and_sentences`, the sentences no rule fact stands on beside them (ADR 0157)."""
     judge = learned_judge(
-        settings.heads_path,
-        settings.heads_sha256,
-        forget_reader=forget_reader_of(settings),
-        acknowledgements=settings.removal_acknowledgements,
+        settings.heads_path, settings.heads_sha256, forget_reader=forget_reader_of(settings)
     )
     if settings.candidates == "sentences":
         rules = SentenceCandidates()
@@ -385,11 +354,9 @@ def answer_judge(
     )
     try:
         reader = forget_reader_of(settings)
-        acknowledgements = acknowledgements_of(settings)
         if isinstance(settings, LearnedExtractorSettings) and settings.heads_path is not None:
-            heads = settings.heads_path, settings.heads_sha256
-            return learned_judge(*heads, *answers, reader, acknowledgements)
-        return learned_judge(None, None, *answers, reader, acknowledgements)
+            return learned_judge(settings.heads_path, settings.heads_sha256, *answers, reader)
+        return learned_judge(None, None, *answers, reader)
     except (
         HeadsIntegrityError,
         ForgetReaderIntegrityError,

@@ -69,10 +69,6 @@ class LearnedExtractorSettings(NestedSettings):
     forget_reader: Literal["default", "none"] = "default"
     forget_reader_path: Path | None = None
     forget_reader_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    # Whether the agent's line after a subject's lifts a sentence the forget flag leans to
-    # ask (from `LIFT_MIN`) to a request, when the shipped acknowledgement head reads it as a
-    # removal acknowledged ("done, Osteria Lume removed from your profile"; ADR 0206).
-    removal_acknowledgements: bool = False
     # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the
     # one-pass QA reader (int8 ONNX), the shipped file or a deployment's own (`python -m
     # factledger.bench.judgement.qa_reader train --export`) pinned by SHA-256, its answers kept

@@ -7,8 +7,6 @@ labelled messages, ADR 0165)
 [--out FILE]` (the instruction head, `bench/judgement/instructions.py`; `--encoder use` over
 the packaged multilingual encoder, ADR 0201's second head; `--weighing --conversations DIR`
 the weighing of the two shipped heads' readings, ADR 0204)
-`python -m factledger.bench.judgement acknowledgements [--lines DIR] [--conversations DIR ...]
-[--out FILE]` (the removal acknowledgement head, `bench/judgement/acknowledgements.py`: ADR 0206)
 `python -m factledger.bench.judgement secrets [--corpus DIR ...] [--leave-out DIR ...] [--out FILE]`
 (the secret head, `bench/judgement/secrets.py`: ADR 0185)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
@@ -45,7 +43,6 @@ from pathlib import Path
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
-from factledger.adapters.judgement.acknowledgements import PACKAGED_REMOVAL_ACK_HEAD
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.instructions import (
     PACKAGED_INSTRUCTION_HEAD,
@@ -56,12 +53,6 @@ from factledger.adapters.judgement.pair_answers import PACKAGED_ANSWER_HEAD
 from factledger.adapters.judgement.secrets import PACKAGED_SECRET_HEAD
 from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
 from factledger.application.memory.ports import Embedder
-from factledger.bench.judgement.acknowledgements import (
-    PACKAGED_ACK_LINES,
-    PACKAGED_CONVERSATIONS,
-    fit_tuned_reader,
-    train_acknowledgement_head,
-)
 from factledger.bench.judgement.answers import train_answer_head
 from factledger.bench.judgement.conversations import labelled
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS
@@ -170,25 +161,6 @@ def main(argv: list[str] | None = None) -> None:
         help="a writer's labelled messages (a lines-*.yaml file or a directory of them, "
         "bench.evalsets.forget_lines): their sentences train the flag (ADR 0165)",
     )
-    acks = commands.add_parser(
-        "acknowledgements", help="fit the removal acknowledgement head (ADR 0206)"
-    )
-    acks.add_argument("--lines", type=Path, default=PACKAGED_ACK_LINES)
-    acks.add_argument(
-        "--conversations",
-        type=Path,
-        action="append",
-        default=[],
-        help="labelled conversations whose agent lines do not acknowledge (the packaged ones)",
-    )
-    acks.add_argument("--out", type=Path, default=PACKAGED_REMOVAL_ACK_HEAD)
-    acks.add_argument(
-        "--tuned",
-        action="store_true",
-        help="the multilingual encoder tuned as the forget reader's is, in place of a head "
-        "(ADR 0207; needs torch)",
-    )
-    acks.add_argument("--epochs", type=int, default=3)
     importing = commands.add_parser(
         "import", help="copy a writer's labelled conversations into the corpus, validated"
     )
@@ -355,16 +327,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "import-replies":
         report = import_replies(args.source, args.into)
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
-        return
-    if args.command == "acknowledgements":
-        conversations = args.conversations or [PACKAGED_CONVERSATIONS]
-        if args.tuned:
-            tuned = fit_tuned_reader(args.lines, conversations, args.out, args.epochs)
-            sys.stdout.write(json.dumps(tuned, indent=2) + "\n")
-            return
-        encoder = UseMultilingualEmbedder().load()
-        fitted = train_acknowledgement_head(encoder, args.lines, conversations, args.out)
-        sys.stdout.write(json.dumps(asyncio.run(fitted), indent=2) + "\n")
         return
     if args.command == "import":
         report = import_conversations(args.source, args.into)

@@ -57,8 +57,5 @@ class QaReadingJudge:
     async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
         return await self.inner.similarities(sentence, texts)
 
-    async def acknowledged_removals(self, lines: Sequence[str]) -> list[float]:
-        return await self.inner.acknowledged_removals(lines)
-
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return await self.inner.answers(pairs)
