@@ -36,7 +36,6 @@ from dataclasses import dataclass, replace
 from uuid import UUID
 
 from factledger.application.judgement.ports import SentenceCloseness, SentenceJudge
-from factledger.application.judgement.types import Judgement, Reply
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.sameness import states
 from factledger.application.proposals.forget_requests import (
@@ -57,10 +56,6 @@ MIN_NAME_PART = 3  # shorter parts of a field name ("id", "of") say nothing on t
 # nine blind dev halves' requests with the shipped embedder (ADRs 0170-0172).
 NAMED_MIN = 0.4
 MEANING_MIN = 0.3
-# A subject's sentence the flag reads at this or more, in a line with no request, is one when
-# the agent's next line answers it with a yes (ADR 0208): the flag's fifth percentile over the
-# training writers' requests (forget lines t1-t4) it does not notice (ADR 0206).
-LIFT_MIN = 0.27
 # A request that concerns no field names the line closest to it (ADR 0174), among the latest
 # `LINES_READ` said before it: a line's closeness is its best sentence's cosine with the
 # request plus `SHARED_WORD` for each keyword they share (up to `SHARED_COUNTED`), at least
@@ -82,8 +77,7 @@ class SaidRequest:
 
 
 async def said_requests(transcript: Sequence[Message], judge: SentenceJudge) -> list[SaidRequest]:
-    """The subject's sentences the judge reads as requests to forget, and those the agent's
-    next line answers with a yes (`answered_requests`)."""
+    """The subject's sentences the judge reads as requests to forget."""
     said = [
         (i, sentence)
         for i, message in enumerate(transcript)
@@ -93,46 +87,11 @@ async def said_requests(transcript: Sequence[Message], judge: SentenceJudge) -> 
     if not said:
         return []
     judged = await judge.judge([sentence for _, sentence in said])
-    requests = [
+    return [
         SaidRequest(i, sentence)
         for (i, sentence), judgement in zip(said, judged, strict=True)
         if judgement.forget_request
     ]
-    leaning = _leaning(transcript, said, judged, {r.message_index for r in requests})
-    if not leaning:
-        return requests
-    answered = await answered_requests(transcript, leaning, judge)
-    return sorted([*requests, *answered], key=lambda r: r.message_index)
-
-
-def _leaning(
-    transcript: Sequence[Message],
-    said: Sequence[tuple[int, str]],
-    judged: Sequence[Judgement],
-    asking: set[int],
-) -> list[SaidRequest]:
-    """In each subject line with no request that the next line, not the subject's, answers,
-    the sentence the flag reads likeliest to ask, when it reads it at `LIFT_MIN` or more."""
-    best: dict[int, tuple[float, str]] = {}
-    for (i, sentence), judgement in zip(said, judged, strict=True):
-        answered = i + 1 < len(transcript) and transcript[i + 1].role is not Role.SUBJECT
-        if i in asking or not answered or judgement.forget_p < LIFT_MIN:
-            continue
-        if i not in best or judgement.forget_p > best[i][0]:
-            best[i] = (judgement.forget_p, sentence)
-    return [SaidRequest(i, sentence) for i, (_, sentence) in sorted(best.items())]
-
-
-async def answered_requests(
-    transcript: Sequence[Message], leaning: Sequence[SaidRequest], judge: SentenceJudge
-) -> list[SaidRequest]:
-    """The `leaning` sentences the agent's next line answers with a yes, as the judge reads
-    the pair ("ps can u drop my employer off my profile" / "Done, removed from your profile.";
-    ADR 0208). The agent's yes only lifts a sentence the flag already leans to read as a
-    request: the request and its evidence are the subject's sentence, decided like any other."""
-    pairs = [(r.sentence, transcript[r.message_index + 1].text) for r in leaning]
-    replies = await judge.answers(pairs)
-    return [r for r, reply in zip(leaning, replies, strict=True) if reply is Reply.YES]
 
 
 def without_requests(
