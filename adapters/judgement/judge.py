@@ -80,13 +80,6 @@ class AnswerReader(Protocol):
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
 
 
-class ConfirmationReader(Protocol):
-    """Reads (subject's line, agent's next line) pairs for a removal asked for and confirmed
-    (`confirmations.py`, ADR 0209)."""
-
-    async def confirmed(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
-
-
 class EmbedderMismatchError(ValueError):
     """The heads were trained over another embedder model's vectors."""
 
@@ -102,9 +95,6 @@ class LearnedJudge:
     # Fine-tuned readers that decide, among the sentences the forget flag passes at their
     # gates, which ask to forget (ADR 0165, 0173); None: the flag alone, at `forget_min`.
     forget_reader: RequestReader | None = None
-    # Reads whether the agent's line after a subject's confirms a removal the subject asked
-    # for (ADR 0209); None: every pair reads 0.0, and requests are the subject's words alone.
-    confirmations: ConfirmationReader | None = None
 
     def __post_init__(self) -> None:
         if self.embedder.model_id != self.heads.model_id:
@@ -136,7 +126,6 @@ class LearnedJudge:
         answers: AnswerReader | None = None,
         reply_head_agrees: bool = True,
         forget_reader: RequestReader | None = None,
-        confirmations: ConfirmationReader | None = None,
     ) -> LearnedJudge:
         """Heads from `path` (checked against `sha256`) over the packaged default embedder;
         `cache_dir` keeps its compiled graph between starts (None: compiled every start);
@@ -146,7 +135,7 @@ class LearnedJudge:
         embedder = OnnxEmbedder(
             OnnxModelFiles.preset(DEFAULT_PRESET), cache_dir=cache_dir, load_in_background=True
         )
-        return cls(embedder, heads, answers, reply_head_agrees, forget_reader, confirmations)
+        return cls(embedder, heads, answers, reply_head_agrees, forget_reader)
 
     async def _features(self, texts: Sequence[str]) -> Matrix:
         vectors = await self.embedder.embed(list(texts))
@@ -194,17 +183,6 @@ class LearnedJudge:
                 cause = exc.__cause__ if isinstance(exc, ModelUnavailableError) else exc
                 log.error("forget_reader_unavailable", error_type=type(cause or exc).__name__)
         return [bool(p >= self.heads.forget_min) for p in forget]
-
-    async def confirmed_removals(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """The confirmation reader's reading of each pair; 0.0 each without one, or when its
-        encoder cannot load (logged): the requests are then the flag's and the readers'."""
-        if self.confirmations is None or not pairs:
-            return [0.0] * len(pairs)
-        try:
-            return await self.confirmations.confirmed(pairs)
-        except ModelUnavailableError as exc:
-            log.error("removal_confirmations_unavailable", error_type=type(exc).__name__)
-            return [0.0] * len(pairs)
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         """A yes only when the head is sure enough of it (`yes_min`): a false yes records a

@@ -25,7 +25,6 @@ from factledger.adapters.extraction.learned.sentences import (
     SentencesBesideRules,
 )
 from factledger.adapters.judgement.answer_stance import LearnedAnswerStance
-from factledger.adapters.judgement.confirmations import RemovalConfirmationReader
 from factledger.adapters.judgement.cross_answers import (
     CrossAnswerJudge,
     CrossEncoderIntegrityError,
@@ -138,18 +137,14 @@ def learned_judge(
     answers_path: Path | None = None,
     answers_sha256: str | None = None,
     forget_reader: ForgetReaderChoice | Literal["default"] = DEFAULT_READER,
-    confirmations: bool = True,
 ) -> SentenceJudge:
     """The judge of these files; by default the shipped readers of requests to forget with the
-    shipped heads, none with a deployment's (its gate was fitted beside the shipped flag), and
-    the shipped reader of removals the agent confirms unless `confirmations` is off."""
+    shipped heads, none with a deployment's (its gate was fitted beside the shipped flag)."""
     if forget_reader == DEFAULT_READER:
         forget_reader = "packaged" if heads_path is None else None
     # One judge per set of files however it is asked for (the extractor asks with the heads
     # only, the answer path with the answer head too): the cache keys on arguments as given.
-    return _learned_judge(
-        heads_path, heads_sha256, answers_path, answers_sha256, forget_reader, confirmations
-    )
+    return _learned_judge(heads_path, heads_sha256, answers_path, answers_sha256, forget_reader)
 
 
 def forget_reader_of(settings: ExtractorSettings) -> ForgetReaderChoice | Literal["default"]:
@@ -163,13 +158,6 @@ def forget_reader_of(settings: ExtractorSettings) -> ForgetReaderChoice | Litera
     return DEFAULT_READER
 
 
-def confirmations_of(settings: ExtractorSettings) -> bool:
-    """Whether the settings read the removals the agent confirms (ADR 0209)."""
-    if not isinstance(settings, LearnedExtractorSettings):
-        return LearnedExtractorSettings().removal_confirmations
-    return settings.removal_confirmations
-
-
 @cache
 def _learned_judge(
     heads_path: Path | None,
@@ -177,7 +165,6 @@ def _learned_judge(
     answers_path: Path | None,
     answers_sha256: str | None,
     forget_reader: ForgetReaderChoice,
-    confirmations: bool,
 ) -> SentenceJudge:
     # The embedder's graph from the user's graph cache, where the backend's embedder of the
     # same model keeps it too: compiling it again took about a third of a start's CPU.
@@ -193,24 +180,8 @@ def _learned_judge(
     else:
         reader = None if forget_reader is None else ForgetReader.load(*forget_reader)
     return LearnedJudge.from_file(
-        path,
-        sha256,
-        cache_dir=cache_dir,
-        answers=answers,
-        forget_reader=reader,
-        confirmations=removal_confirmations() if confirmations else None,
+        path, sha256, cache_dir=cache_dir, answers=answers, forget_reader=reader
     )
-
-
-def removal_confirmations() -> RemovalConfirmationReader | None:
-    """The shipped reader of removals the agent confirms, the multilingual encoder tuned on
-    (subject line, agent line) pairs (ADR 0209), or None when its file cannot be used (logged):
-    requests are then read as before."""
-    try:
-        return RemovalConfirmationReader.packaged()
-    except (TunedAnswersIntegrityError, UseIntegrityError, OSError, ValueError) as exc:
-        log.error("removal_confirmations_unavailable", error_type=type(exc).__name__)
-        return None
 
 
 @cache
@@ -280,10 +251,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
     `candidates: sentences`, the subject's sentences in place of the rules (ADR 0125); with
     `rules_and_sentences`, the sentences no rule fact stands on beside them (ADR 0157)."""
     judge = learned_judge(
-        settings.heads_path,
-        settings.heads_sha256,
-        forget_reader=forget_reader_of(settings),
-        confirmations=settings.removal_confirmations,
+        settings.heads_path, settings.heads_sha256, forget_reader=forget_reader_of(settings)
     )
     if settings.candidates == "sentences":
         rules = SentenceCandidates()
@@ -386,11 +354,9 @@ def answer_judge(
     )
     try:
         reader = forget_reader_of(settings)
-        confirmations = confirmations_of(settings)
         if isinstance(settings, LearnedExtractorSettings) and settings.heads_path is not None:
-            heads = settings.heads_path, settings.heads_sha256
-            return learned_judge(*heads, *answers, reader, confirmations)
-        return learned_judge(None, None, *answers, reader, confirmations)
+            return learned_judge(settings.heads_path, settings.heads_sha256, *answers, reader)
+        return learned_judge(None, None, *answers, reader)
     except (
         HeadsIntegrityError,
         ForgetReaderIntegrityError,

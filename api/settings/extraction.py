@@ -69,11 +69,6 @@ class LearnedExtractorSettings(NestedSettings):
     forget_reader: Literal["default", "none"] = "default"
     forget_reader_path: Path | None = None
     forget_reader_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    # Whether a sentence the forget flag leans to ask (from `LIFT_MIN`), in a line with no
-    # request, is one when the shipped reader reads the line and the agent's next one as a
-    # removal asked for and confirmed ("ps drop my employer off my profile" / "Done, it's
-    # off."; ADR 0209).
-    removal_confirmations: bool = False
     # Which reader finds the kind's fields the rules fed nothing (ADR 0107): `qa_reader`, the
     # one-pass QA reader (int8 ONNX), the shipped file or a deployment's own (`python -m
     # factledger.bench.judgement.qa_reader train --export`) pinned by SHA-256, its answers kept

@@ -34,11 +34,6 @@ class SentenceJudge(Protocol):
       to forget states no value, so no field clears `field_statements`' bar: the words held
       of each field are compared with it instead (`application.review.forget_requests`,
       whose bars were fitted on the shipped embedder's scale).
-    - `confirmed_removals` reads each of `pairs` (a subject's line, the agent's next line) for
-      whether the subject asks to remove or not keep something held about them and the agent
-      confirms it: one probability per pair, in order, 0.5 its own bar (ADR 0209). A judge
-      with no such reader, or whose reader cannot be used, reads every pair as 0.0: a request
-      is then noticed by the subject's words alone.
     - Deterministic for a given model and input; no network, no I/O beyond its loaded model.
     """
 
@@ -55,8 +50,6 @@ class SentenceJudge(Protocol):
     async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]: ...
 
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]: ...
-
-    async def confirmed_removals(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 
 
 class SentenceCloseness(Protocol):

@@ -36,7 +36,6 @@ from dataclasses import dataclass, replace
 from uuid import UUID
 
 from factledger.application.judgement.ports import SentenceCloseness, SentenceJudge
-from factledger.application.judgement.types import Judgement
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.sameness import states
 from factledger.application.proposals.forget_requests import (
@@ -57,12 +56,6 @@ MIN_NAME_PART = 3  # shorter parts of a field name ("id", "of") say nothing on t
 # nine blind dev halves' requests with the shipped embedder (ADRs 0170-0172).
 NAMED_MIN = 0.4
 MEANING_MIN = 0.3
-# A subject's sentence the flag reads at this or more, in a line with no request, is one when
-# the judge reads the line and the agent's next one as a removal asked for and confirmed, at
-# `CONFIRMED_MIN` (ADRs 0206, 0209): the flag's fifth percentile over the training writers'
-# requests (forget lines t1-t4) it does not notice.
-LIFT_MIN = 0.27
-CONFIRMED_MIN = 0.5  # the reader's own bar: its reading is moved to it (ADR 0209)
 # A request that concerns no field names the line closest to it (ADR 0174), among the latest
 # `LINES_READ` said before it: a line's closeness is its best sentence's cosine with the
 # request plus `SHARED_WORD` for each keyword they share (up to `SHARED_COUNTED`), at least
@@ -84,8 +77,7 @@ class SaidRequest:
 
 
 async def said_requests(transcript: Sequence[Message], judge: SentenceJudge) -> list[SaidRequest]:
-    """The subject's sentences the judge reads as requests to forget, and those whose line the
-    agent's next line confirms as a removal asked for (`confirmed_requests`)."""
+    """The subject's sentences the judge reads as requests to forget."""
     said = [
         (i, sentence)
         for i, message in enumerate(transcript)
@@ -95,49 +87,11 @@ async def said_requests(transcript: Sequence[Message], judge: SentenceJudge) -> 
     if not said:
         return []
     judged = await judge.judge([sentence for _, sentence in said])
-    requests = [
+    return [
         SaidRequest(i, sentence)
         for (i, sentence), judgement in zip(said, judged, strict=True)
         if judgement.forget_request
     ]
-    leaning = _leaning_sentences(transcript, said, judged, {r.message_index for r in requests})
-    if not leaning:
-        return requests
-    lifted = await confirmed_requests(transcript, leaning, judge)
-    return sorted([*requests, *lifted], key=lambda r: r.message_index)
-
-
-def _leaning_sentences(
-    transcript: Sequence[Message],
-    said: Sequence[tuple[int, str]],
-    judged: Sequence[Judgement],
-    asking: set[int],
-) -> list[SaidRequest]:
-    """In each subject line with no request that the agent answers, the sentence the flag
-    reads likeliest to ask, when it reads it at `LIFT_MIN` or more."""
-    best: dict[int, tuple[float, str]] = {}
-    for (i, sentence), judgement in zip(said, judged, strict=True):
-        answered = i + 1 < len(transcript) and transcript[i + 1].role is not Role.SUBJECT
-        if i in asking or not answered or judgement.forget_p < LIFT_MIN:
-            continue
-        if i not in best or judgement.forget_p > best[i][0]:
-            best[i] = (judgement.forget_p, sentence)
-    return [SaidRequest(i, sentence) for i, (_, sentence) in sorted(best.items())]
-
-
-async def confirmed_requests(
-    transcript: Sequence[Message], leaning: Sequence[SaidRequest], judge: SentenceJudge
-) -> list[SaidRequest]:
-    """The `leaning` sentences whose line and the agent's next line the judge reads, together,
-    as a removal asked for and confirmed ("ps can u drop my employer off my profile" / "Done,
-    it's off your profile."), at `CONFIRMED_MIN` (ADR 0209). The agent's words only lift a
-    sentence the flag already leans to read as a request: the request and its evidence are
-    the subject's sentence, decided like any other."""
-    pairs = [
-        (transcript[r.message_index].text, transcript[r.message_index + 1].text) for r in leaning
-    ]
-    read = await judge.confirmed_removals(pairs)
-    return [r for r, p in zip(leaning, read, strict=True) if p >= CONFIRMED_MIN]
 
 
 def without_requests(

@@ -52,7 +52,6 @@ async def score_directory(
     dropped_items_model: Path | None = None,
     as_served: bool = False,
     forget_reader: Path | None = None,
-    removal_confirmations: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement, heads, forget_reader)
@@ -87,8 +86,6 @@ async def score_directory(
         config["field_floors_path"], config["field_floors_sha256"] = field_floors
     if qa_reader_alone is not None:
         config["qa_reader_alone"] = qa_reader_alone
-    if removal_confirmations is not None:
-        config["removal_confirmations"] = removal_confirmations
     proposals: dict[str, Any] = {}
     if replacements_in_requests is not None:
         proposals["replacements_in_requests"] = replacements_in_requests
@@ -140,9 +137,6 @@ async def score_directory(
         "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
         "heads": "shipped" if heads is None else heads.name,
         "forget_reader": "none" if forget_reader is None else forget_reader.name,
-        "removal_confirmations": "default"
-        if removal_confirmations is None
-        else removal_confirmations,
         "schema": schema,
         "as_served": as_served,
         "sessions": sum(len(c.sessions) for c in cases),
@@ -271,12 +265,6 @@ def main(argv: list[str] | None = None) -> None:
         help="the QA reader reads each window alone, the packaged file at the floors chosen on "
         "reads made so (ADR 0156; default: the product's default)",
     )
-    parser.add_argument(
-        "--removal-confirmations",
-        choices=("on", "off"),
-        help="a sentence the forget flag leans to ask is a request when its line and the agent's "
-        "next line read as a removal asked for and confirmed (ADR 0209; default: the product's)",
-    )
     add_qa_reader_options(parser)
     parser.add_argument(
         "--as-served",
@@ -333,9 +321,6 @@ def main(argv: list[str] | None = None) -> None:
                 dropped_items_model=args.dropped_items_model,
                 as_served=args.as_served,
                 forget_reader=args.forget_reader,
-                removal_confirmations=None
-                if args.removal_confirmations is None
-                else args.removal_confirmations == "on",
             )
         )
         for d in args.sets

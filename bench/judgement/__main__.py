@@ -7,9 +7,6 @@ labelled messages, ADR 0165)
 [--out FILE]` (the instruction head, `bench/judgement/instructions.py`; `--encoder use` over
 the packaged multilingual encoder, ADR 0201's second head; `--weighing --conversations DIR`
 the weighing of the two shipped heads' readings, ADR 0204)
-`python -m factledger.bench.judgement confirmations [--pairs DIR] [--conversations DIR ...]
-[--out FILE] [--epochs N]` (the reader of removals the agent confirms,
-`bench/judgement/confirmations.py`: ADR 0209; needs torch)
 `python -m factledger.bench.judgement secrets [--corpus DIR ...] [--leave-out DIR ...] [--out FILE]`
 (the secret head, `bench/judgement/secrets.py`: ADR 0185)
 `python -m factledger.bench.judgement answers [--corpus DIR ...] [--out FILE]` (the pair
@@ -46,7 +43,6 @@ from pathlib import Path
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
-from factledger.adapters.judgement.confirmations import PACKAGED_REMOVAL_CONFIRMATIONS
 from factledger.adapters.judgement.heads import Heads
 from factledger.adapters.judgement.instructions import (
     PACKAGED_INSTRUCTION_HEAD,
@@ -58,11 +54,6 @@ from factledger.adapters.judgement.secrets import PACKAGED_SECRET_HEAD
 from factledger.adapters.judgement.tuned_use import PACKAGED_TUNED_ANSWERS
 from factledger.application.memory.ports import Embedder
 from factledger.bench.judgement.answers import train_answer_head
-from factledger.bench.judgement.confirmations import (
-    PACKAGED_CONFIRM_PAIRS,
-    PACKAGED_CONVERSATIONS,
-    fit_confirmation_reader,
-)
 from factledger.bench.judgement.conversations import labelled
 from factledger.bench.judgement.corpus import PACKAGED_CORPUS
 from factledger.bench.judgement.field_data import cases_in
@@ -170,19 +161,6 @@ def main(argv: list[str] | None = None) -> None:
         help="a writer's labelled messages (a lines-*.yaml file or a directory of them, "
         "bench.evalsets.forget_lines): their sentences train the flag (ADR 0165)",
     )
-    confirms = commands.add_parser(
-        "confirmations", help="tune the reader of removals the agent confirms (ADR 0209)"
-    )
-    confirms.add_argument("--pairs", type=Path, default=PACKAGED_CONFIRM_PAIRS)
-    confirms.add_argument(
-        "--conversations",
-        type=Path,
-        action="append",
-        default=[],
-        help="labelled conversations whose line pairs confirm nothing (the packaged ones)",
-    )
-    confirms.add_argument("--out", type=Path, default=PACKAGED_REMOVAL_CONFIRMATIONS)
-    confirms.add_argument("--epochs", type=int, default=3)
     importing = commands.add_parser(
         "import", help="copy a writer's labelled conversations into the corpus, validated"
     )
@@ -349,11 +327,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "import-replies":
         report = import_replies(args.source, args.into)
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
-        return
-    if args.command == "confirmations":
-        conversations = args.conversations or [PACKAGED_CONVERSATIONS]
-        tuned = fit_confirmation_reader(args.pairs, conversations, args.out, args.epochs)
-        sys.stdout.write(json.dumps(tuned, indent=2) + "\n")
         return
     if args.command == "import":
         report = import_conversations(args.source, args.into)

@@ -57,8 +57,5 @@ class QaReadingJudge:
     async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]:
         return await self.inner.similarities(sentence, texts)
 
-    async def confirmed_removals(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return await self.inner.confirmed_removals(pairs)
-
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return await self.inner.answers(pairs)

@@ -77,9 +77,6 @@ class PhraseJudge:
     async def answers(self, pairs: Sequence[tuple[str, str]]) -> list[Reply]:
         return [Reply.NEITHER for _ in pairs]
 
-    async def confirmed_removals(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        return [0.0 for _ in pairs]
-
 
 def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
