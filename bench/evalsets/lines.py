@@ -10,7 +10,8 @@ packaged readers with the vetoes of ADR 0124; `--ngram FILE --ngram-candidate A|
 character n-gram reader's yes required too, ADR 0140; `--change FILE --change-candidate
 C|D` a reader given each reply's change, ADR 0144; `--instruction-head` an English
 instruction head file, `--multilingual-head` a multilingual one, ADR 0202; `--reading
-english` the English head alone, as before ADR 0201); only
+english|mean|both` the English head alone as before ADR 0201, the two heads averaged, or
+weighed as shipped or by `--weighing`, ADR 0204); only
 aggregates are printed (counts, rates, a confusion matrix, and the answers' figures for
 English and other replies, the language group guessed by `language_groups`), never an
 item's content, so a held-out half can be scored without being read.

@@ -1,10 +1,10 @@
 """`python -m factledger.bench.evalsets.screened DIR [DIR...] [--instruction-head FILE]
-[--multilingual-head FILE] [--reading both|english]`: what the session path's instruction
-screen would withhold of the blind conversation sets (by default as the product reads, both
-heads: ADR 0201); `... screened DIR [DIR...] --secrets [--secret-head FILE]`: what the secret
-head adds to what the detectors withhold (ADR 0185's second rule); `... screened DIR [DIR...]
---time`: the messages' screens as served with each reading, milliseconds a message side by
-side.
+[--multilingual-head FILE] [--reading both|mean|english] [--weighing E M B]`: what the session
+path's instruction screen would withhold of the blind conversation sets (by default as the
+product reads: both heads, their log-odds weighed, ADRs 0201-0205); `... screened DIR [DIR...]
+--secrets [--secret-head FILE]`: what the secret head adds to what the detectors withhold (ADR
+0185's second rule); `... screened DIR [DIR...] --time`: the messages' screens as served with
+each reading, milliseconds a message side by side.
 
 Every subject line of a set's `cases-*.yaml` is a writer's ordinary customer line (the sets
 hold no injection), so each line the screen reads as an instruction at its threshold is a line
@@ -180,21 +180,19 @@ def candidate_detector(
         if head is None
         else LearnedInstructionDetector(embedder, Heads.load(head, None, (HEAD,)))
     )
-    multilingual = (
-        MultilingualInstructionDetector.packaged()
-        if multilingual_head is None
-        else MultilingualInstructionDetector(
-            UseMultilingualEmbedder(), Heads.load(multilingual_head, None, (HEAD,))
+    detector: InstructionDetector = english
+    if reading != "english":  # the multilingual encoder loads only for a reading of both heads
+        multilingual = (
+            MultilingualInstructionDetector.packaged()
+            if multilingual_head is None
+            else MultilingualInstructionDetector(
+                UseMultilingualEmbedder(), Heads.load(multilingual_head, None, (HEAD,))
+            )
         )
-    )
-    weighed = PACKAGED_WEIGHING if weighing is None else Weighing(*weighing)
-    detector: InstructionDetector = (
-        english
-        if reading == "english"
-        else BothEncodersInstructionDetector(
+        weighed = PACKAGED_WEIGHING if weighing is None else Weighing(*weighing)
+        detector = BothEncodersInstructionDetector(
             english, multilingual, None if reading == "mean" else weighed
         )
-    )
     return detector if requests is None else RequestsExempt(detector, requests)
 
 
