@@ -41,6 +41,7 @@ from factledger.adapters.judgement.forget_reader import (
 )
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
+from factledger.adapters.judgement.value_fit import ValueFitHead
 from factledger.adapters.judgement.instructions import (
     PACKAGED_WEIGHING,
     BothEncodersInstructionDetector,
@@ -276,6 +277,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         reader,
         agreement_floor=agreement_floor(settings),
         held_change=held_change(settings, judge),
+        value_fit=value_fit(settings, judge),
     )
     return LearnedExtractor(
         rules,
@@ -313,6 +315,16 @@ def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Hel
     return HeldChangeHead.load(
         settings.held_change_path, settings.held_change_sha256, judge.embedder
     )
+
+
+def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> ValueFitHead | None:
+    """The value-fit head (ADR 0211) over the judge's embedder (the model loads once); None
+    when the settings choose none."""
+    if settings.value_fit == "none" or not isinstance(judge, LearnedJudge):
+        return None
+    if settings.value_fit_path is None:
+        return ValueFitHead.packaged(judge.embedder)
+    return ValueFitHead.load(settings.value_fit_path, settings.value_fit_sha256, judge.embedder)
 
 
 def answer_stance(

@@ -138,6 +138,19 @@ class LearnedExtractorSettings(NestedSettings):
     answer_stance_sha256: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
     )
+    # Whether the QA reader's answers of a field the subject holds nothing of are read
+    # against what values of that field look like (ADR 0211): `learned`, the shipped
+    # value-fit head (a bank of the training conversations' labelled values by field, and a
+    # regression over its closeness and the reader's margin) or a deployment's own (`python
+    # -m factledger.bench.judgement.value_fit --out FILE`) pinned by SHA-256: an answer over
+    # its bar is kept unless the head doubts it, one under it (by the file's reach) where the
+    # head is sure; `none`, the reader's bars alone. Read only with the QA reader, without
+    # the heads' agreement (`qa_reader_agreement`).
+    value_fit: Literal["learned", "none"] = "none"
+    value_fit_path: Path | None = None
+    value_fit_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
+    )
     # An answer under the reader's floor is kept from `qa_reader_agreement_floor` where the
     # heads' clause reading states the same field in its line (ADR 0122): for the shipped
     # file, from its fitted floor; for a deployment's own file, only with a floor given
@@ -205,6 +218,31 @@ class LearnedExtractorSettings(NestedSettings):
     def _a_stance_file_with_its_pin(cls, value: str | None, info: ValidationInfo) -> str | None:
         if (info.data.get("answer_stance_path") is None) != (value is None):
             raise ValueError("answer_stance_sha256: a deployment's stance head file needs its pin")
+        return value
+
+    @field_validator("value_fit")
+    @classmethod
+    def _value_fit_for_the_qa_reader(cls, value: str, info: ValidationInfo) -> str:
+        """The head reads the QA reader's answers and margins: with the heads' reader it
+        would silently do nothing."""
+        if value == "learned" and info.data.get("field_reader") != "qa_reader":
+            raise ValueError("value_fit: set only with field_reader 'qa_reader'")
+        return value
+
+    @field_validator("value_fit_sha256")
+    @classmethod
+    def _a_value_fit_file_with_its_pin(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if (info.data.get("value_fit_path") is None) != (value is None):
+            raise ValueError("value_fit_sha256: a deployment's value-fit file needs its pin")
+        return value
+
+    @field_validator("qa_reader_agreement")
+    @classmethod
+    def _agreement_without_a_value_fit(cls, value: bool, info: ValidationInfo) -> bool:
+        """The two read under the reader's floor by different bars, never measured together:
+        one would silently do nothing."""
+        if value and info.data.get("value_fit") == "learned":
+            raise ValueError("qa_reader_agreement: set only with value_fit 'none'")
         return value
 
     @field_validator("qa_reader_sha256")

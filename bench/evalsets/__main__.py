@@ -52,6 +52,7 @@ async def score_directory(
     dropped_items_model: Path | None = None,
     as_served: bool = False,
     forget_reader: Path | None = None,
+    value_fit: bool | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement, heads, forget_reader)
@@ -86,6 +87,8 @@ async def score_directory(
         config["field_floors_path"], config["field_floors_sha256"] = field_floors
     if qa_reader_alone is not None:
         config["qa_reader_alone"] = qa_reader_alone
+    if value_fit is not None:
+        config["value_fit"] = "learned" if value_fit else "none"
     proposals: dict[str, Any] = {}
     if replacements_in_requests is not None:
         proposals["replacements_in_requests"] = replacements_in_requests
@@ -133,6 +136,7 @@ async def score_directory(
         "forget_said_lines": "default" if forget_said_lines is None else forget_said_lines,
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
+        "value_fit": "default" if value_fit is None else value_fit,
         "dropped_items": "default" if dropped_items is None else dropped_items,
         "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
         "heads": "shipped" if heads is None else heads.name,
@@ -265,6 +269,12 @@ def main(argv: list[str] | None = None) -> None:
         help="the QA reader reads each window alone, the packaged file at the floors chosen on "
         "reads made so (ADR 0156; default: the product's default)",
     )
+    parser.add_argument(
+        "--value-fit",
+        choices=("on", "off"),
+        help="an unheld field's answers read against its labelled values by the shipped "
+        "value-fit head (ADR 0211; default: the product's default)",
+    )
     add_qa_reader_options(parser)
     parser.add_argument(
         "--as-served",
@@ -321,6 +331,7 @@ def main(argv: list[str] | None = None) -> None:
                 dropped_items_model=args.dropped_items_model,
                 as_served=args.as_served,
                 forget_reader=args.forget_reader,
+                value_fit=None if args.value_fit is None else args.value_fit == "on",
             )
         )
         for d in args.sets

@@ -33,10 +33,15 @@ async def changed_statements(
     fields: Sequence[str],
     lists: Collection[str],
     held: Mapping[str, str],
+    reach: float = 0.0,
+    reaching: Collection[str] = (),
 ) -> list[FieldStatement]:
     """The reader's answers, a held field's read from the head's bar; those under the held
-    floor kept only where the head reads a change of the held words."""
-    found = await reader.field_statements(transcript, fields, lists, held=held, held_floor=head.bar)
+    floor kept only where the head reads a change of the held words (the fields in
+    `reaching`, none of them held, read `reach` under their bar)."""
+    found = await reader.field_statements(
+        transcript, fields, lists, held=held, held_floor=head.bar, reach=reach, reaching=reaching
+    )
     under = [
         s
         for s in found

@@ -273,12 +273,15 @@ class QaFieldReader:
         floor: float | None = None,
         held: Collection[str] = (),
         held_floor: float | None = None,
+        reach: float = 0.0,
+        reaching: Collection[str] = (),
     ) -> list[FieldAnswer]:
         """Every answer of every field that clears its floor (a field may have several in a
         line, best first; `lists`, the list fields among `fields`, clear the list floor;
         `held`, the single-valued fields the subject holds, the held floor or `held_floor`;
-        `floor`, when given, is every field's); an answer found in two overlapping windows
-        once, at its best."""
+        `floor`, when given, is every field's; the fields in `reaching` are read `reach`
+        under their bar, for a reader of their answers to judge, ADR 0211); an answer found
+        in two overlapping windows once, at its best."""
         if not lines or not fields:
             return []
         loaded = self._ready()
@@ -305,9 +308,10 @@ class QaFieldReader:
                         w.first_line_token,
                         w.offsets,
                         line.text,
-                        margin=self.floor_of(name, lists, held, held_floor)
-                        if floor is None
-                        else floor,
+                        margin=(
+                            self.floor_of(name, lists, held, held_floor) if floor is None else floor
+                        )
+                        - (reach if name in reaching else 0.0),
                         many=True,
                         spread=self.spread_lists and name in lists,
                         items=self.cut_lists and name in lists,
@@ -323,12 +327,14 @@ class QaFieldReader:
         floor: float | None = None,
         held: Collection[str] = (),
         held_floor: float | None = None,
+        reach: float = 0.0,
+        reaching: Collection[str] = (),
     ) -> list[FieldStatement]:
         """The words of the subject's lines that state each of `fields`; `p` is the answer's
         margin over "no value" (at least its floor, the held floor or `held_floor` for
-        `held`, or `floor` when given), which only orders them."""
+        `held`, or `floor` when given; `reach` under it for the fields in `reaching`)."""
         return await self._statements(
-            subject_lines(transcript), fields, lists, floor, held, held_floor
+            subject_lines(transcript), fields, lists, floor, held, held_floor, reach, reaching
         )
 
     async def read_backs(
@@ -353,6 +359,8 @@ class QaFieldReader:
         floor: float | None,
         held: Collection[str],
         held_floor: float | None = None,
+        reach: float = 0.0,
+        reaching: Collection[str] = (),
     ) -> list[FieldStatement]:
         """`answers_sync` of `lines` off the event loop, as statements."""
         if not lines or not fields:
@@ -365,5 +373,7 @@ class QaFieldReader:
             floor,
             frozenset(held),
             held_floor,
+            reach,
+            frozenset(reaching),
         )
         return [FieldStatement(a.index, a.value, a.field, a.margin) for a in found]

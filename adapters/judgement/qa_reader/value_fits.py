@@ -1,0 +1,49 @@
+"""The QA reader's answers read against what values of their field look like (ADR 0211).
+
+The fields the subject holds no statement of are read `reach` under their bar; each of their
+answers is then kept by the value-fit head (`adapters.judgement.value_fit`): one over its bar
+unless the head doubts it is the kind of words the field holds, one under its bar only where
+the head is sure it is. A held field is where an update is said, and its bars (the held
+floor, the pair head's) were chosen on their own: its answers pass as they were read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
+from factledger.adapters.judgement.value_fit import ValueAnswer, ValueFitHead
+from factledger.application.judgement.types import FieldStatement
+
+
+def reaching(fields: Sequence[str], held: Collection[str]) -> list[str]:
+    """The fields read under their bar for the head: those the subject holds nothing of."""
+    return [f for f in fields if f not in held]
+
+
+async def fitted(
+    reader: QaFieldReader,
+    head: ValueFitHead,
+    found: Sequence[FieldStatement],
+    fields: Sequence[str],
+    lists: Collection[str],
+    held: Collection[str],
+) -> list[FieldStatement]:
+    """The answers `found` (the unheld fields' read `head.reach` under their bar) the head
+    keeps, in order; a held field's all."""
+    judged = [s for s in found if s.field not in held]
+    if not judged:
+        return list(found)
+    answers = [
+        ValueAnswer(
+            s.field,
+            s.clause.strip() or s.clause,
+            s.p - reader.floor_of(s.field, lists, held),
+            s.field in lists,
+            tuple(fields),
+        )
+        for s in judged
+    ]
+    kept = await head.kept(answers)
+    dropped = {id(s) for s, k in zip(judged, kept, strict=True) if not k}
+    return [s for s in found if id(s) not in dropped]

@@ -1,0 +1,206 @@
+"""`ValueFitHead`: whether the QA reader's answer is the kind of words its field holds.
+
+The QA reader scores a span against "no value" for each field asked; it never compares the
+span with what values of that field look like. Its confident mistakes are often words of
+another kind ("payment method: raise the car deductible to $1,000", "smoking status: My
+father smoked forty a day"), and many of its right answers under its floor are plainly a
+value of the field ("latex" for allergies, "Amex" for a payment method).
+
+The file holds, for each field the training conversations label, the packaged embedder's
+vectors of the values labelled there (the bank, int8 per row), and one logistic regression
+over five numbers of an answer: the reader's margin over its field's bar, how close the span
+is to its field's nearest labelled values (the mean cosine of the `NEAREST` closest), that
+closeness less the closest any other asked field's values come, whether the field is a list,
+and how many words the span has. An answer over its bar is kept when the regression reads it
+at `keep_min` or more; one under its bar by at most `reach`, when it reads it at `admit_min`
+or more. A field the bank holds no values of is read by its bar alone, as without the file.
+`python -m factledger.bench.judgement.value_fit` fits it on the kept-out training cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from factledger.adapters.judgement.heads import write_arrays
+from factledger.adapters.numpy_archives import open_archive
+from factledger.adapters.pinned_files import read_pinned
+from factledger.application.memory.ports import Embedder
+
+Matrix = npt.NDArray[np.float32]
+
+PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
+PACKAGED_VALUE_FIT_SHA256 = "152c848ade2333a9b9d68cb6025506669db5c35acf6e8e9661e0ada6059242a7"
+NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
+MAX_WORDS = 20  # a span's words are read up to this many
+FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
+
+
+class ValueFitIntegrityError(RuntimeError):
+    """The value-fit file is missing, differs from its pin, or was fitted over another
+    embedder."""
+
+
+@dataclass(frozen=True, slots=True)
+class ValueAnswer:
+    """One of the reader's answers as the head reads it: its field, its words, its margin
+    over the field's bar (negative under it), whether the field is a list, and the other
+    fields asked beside it."""
+
+    field: str
+    span: str
+    over_bar: float
+    is_list: bool
+    others: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Bank:
+    """Each field's labelled values as unit vectors (int8 rows, each with its scale)."""
+
+    rows: dict[str, tuple[npt.NDArray[np.int8], Matrix]]
+
+    @classmethod
+    def of(cls, vectors: dict[str, Matrix]) -> Bank:
+        rows = {}
+        for name, v in vectors.items():
+            unit = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
+            scale = np.maximum(np.abs(unit).max(axis=1), 1e-9) / 127.0
+            q = np.round(unit / scale[:, None]).astype(np.int8)
+            rows[name] = (q, scale.astype(np.float32))
+        return cls(rows)
+
+    def closeness(self, name: str, unit: Matrix) -> float | None:
+        """The mean cosine of a unit vector with the field's `NEAREST` closest values;
+        None: the bank holds none of the field's."""
+        held = self.rows.get(name)
+        if held is None:
+            return None
+        q, scale = held
+        cosines = (q.astype(np.float32) @ unit) * scale
+        k = min(NEAREST, len(cosines))
+        return float(np.sort(cosines)[-k:].mean())
+
+    def arrays(self) -> dict[str, npt.NDArray[np.generic]]:
+        names = sorted(self.rows)
+        return {
+            "fields": np.array(names),
+            "counts": np.array([len(self.rows[n][0]) for n in names], dtype=np.int64),
+            "bank": np.concatenate([self.rows[n][0] for n in names]),
+            "scales": np.concatenate([self.rows[n][1] for n in names]),
+        }
+
+    @classmethod
+    def from_arrays(cls, fields: Sequence[str], counts: Sequence[int], bank: npt.NDArray[np.int8],
+                    scales: Matrix) -> Bank:  # fmt: skip
+        rows, at = {}, 0
+        for name, n in zip(fields, counts, strict=True):
+            rows[str(name)] = (bank[at : at + int(n)], scales[at : at + int(n)])
+            at += int(n)
+        return cls(rows)
+
+
+def feature_row(answer: ValueAnswer, own: float, other: float | None, reach: float) -> list[float]:
+    """The five numbers the regression reads (`FEATURES`)."""
+    words = min(len(answer.span.split()), MAX_WORDS) / 10.0
+    over = max(answer.over_bar, -reach)
+    return [over, own, own - (other if other is not None else 0.0), float(answer.is_list), words]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueFitHead:
+    embedder: Embedder
+    bank: Bank
+    weights: Matrix  # one per feature
+    bias: float
+    keep_min: float  # an answer over its bar is kept from this probability
+    admit_min: float  # an answer under its bar (by at most `reach`) is kept from this one
+    reach: float  # how far under its bar an answer may be read
+
+    def knows(self, name: str) -> bool:
+        return name in self.bank.rows
+
+    async def features(self, answers: Sequence[ValueAnswer]) -> list[list[float] | None]:
+        """Each answer's features; None for a field the bank holds no values of."""
+        known = [a for a in answers if self.knows(a.field)]
+        spans = sorted({a.span for a in known})
+        vectors = np.asarray(await self.embedder.embed(spans), dtype=np.float32) if spans else None
+        unit = {}
+        if vectors is not None:
+            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+            unit = dict(zip(spans, vectors / norms, strict=True))
+        out: list[list[float] | None] = []
+        for a in answers:
+            own = self.bank.closeness(a.field, unit[a.span]) if self.knows(a.field) else None
+            if own is None:
+                out.append(None)
+                continue
+            others = [
+                c
+                for name in a.others
+                if name != a.field and (c := self.bank.closeness(name, unit[a.span])) is not None
+            ]
+            out.append(feature_row(a, own, max(others) if others else None, self.reach))
+        return out
+
+    def probability(self, row: Sequence[float]) -> float:
+        z = float(np.dot(np.asarray(row, dtype=np.float32), self.weights)) + self.bias
+        return float(1.0 / (1.0 + np.exp(-z)))
+
+    async def kept(self, answers: Sequence[ValueAnswer]) -> list[bool]:
+        """Whether each answer is kept: over its bar unless the head doubts it, under it (by
+        at most `reach`) only where the head is sure; a field the bank does not know, by
+        its bar alone."""
+        rows = await self.features(answers)
+        out = []
+        for a, row in zip(answers, rows, strict=True):
+            if row is None:
+                out.append(a.over_bar >= 0)
+            elif a.over_bar >= 0:
+                out.append(self.probability(row) >= self.keep_min)
+            else:
+                out.append(a.over_bar >= -self.reach and self.probability(row) >= self.admit_min)
+        return out
+
+    def save(self, path: Path) -> str:
+        """Writes the file; returns its SHA-256, to pin."""
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "model_id": np.array(self.embedder.model_id),
+            "features": np.array(FEATURES),
+            "w": self.weights.astype(np.float32),
+            "b": np.array(self.bias, dtype=np.float32),
+            "keep_min": np.array(self.keep_min),
+            "admit_min": np.array(self.admit_min),
+            "reach": np.array(self.reach),
+            **self.bank.arrays(),
+        }
+        return write_arrays(path, arrays)
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None, embedder: Embedder) -> ValueFitHead:
+        data = read_pinned(path, sha256, ValueFitIntegrityError, "value-fit head")
+        with open_archive(data) as z:
+            if str(z["model_id"]) != embedder.model_id:
+                raise ValueFitIntegrityError(f"the value-fit head needs the embedder {z['model_id']}")
+            if tuple(str(f) for f in z["features"]) != FEATURES:
+                raise ValueFitIntegrityError("the value-fit head reads other features")
+            bank = Bank.from_arrays(
+                [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
+            )
+            return cls(
+                embedder,
+                bank,
+                z["w"].astype(np.float32),
+                float(z["b"]),
+                float(z["keep_min"]),
+                float(z["admit_min"]),
+                float(z["reach"]),
+            )
+
+    @classmethod
+    def packaged(cls, embedder: Embedder) -> ValueFitHead:
+        return cls.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)

@@ -1,0 +1,232 @@
+"""`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...]`: the
+value-fit head (`adapters.judgement.value_fit`, ADR 0211), fitted on the writers' training
+conversations only (no blind set, converted or not, is read).
+
+- The bank: every value labelled in a case that is not kept out, by field, embedded with the
+  packaged embedder.
+- The answers: the kept-out cases (one in eight by a hash of the id, never trained on by the
+  reader and never in the bank) read once through the product's adapter from `reach` under
+  each kind's bar, at ADR 0107's line level; each is right when it overlaps a labelled span
+  of the same field and line.
+- The regression: fitted on those answers' five features; its bars chosen, by the rule ADR
+  0211 wrote first, on predictions made for each fifth of the cases by a fit on the other
+  four: the pair (`keep_min`, `admit_min`, the second never under the first) of the grid
+  keeping the most right answers at a line-level precision at least the bars' own plus `LIFT`; the file's regression is then
+  fitted on every answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.judgement.qa_reader.reader import (
+    PACKAGED_QA_READER,
+    PACKAGED_QA_READER_FLOOR,
+    PACKAGED_QA_READER_LIST_FLOOR,
+    PACKAGED_QA_READER_SHA256,
+    QaFieldReader,
+)
+from factledger.adapters.judgement.value_fit import FEATURES, Bank, ValueAnswer, ValueFitHead
+from factledger.bench.judgement.conversations import load_training_cases
+from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
+from factledger.bench.judgement.qa_reader.pairs import kept_out
+from factledger.bench.judgement.qa_reader.scoring import Read
+from factledger.bench.judgement.qa_reader.sessions import kept_out_sessions
+
+REACH = 3.0  # how far under its bar an answer is read
+READ_FROM = PACKAGED_QA_READER_FLOOR - REACH  # every field's answers, the lists' included
+LIFT = 0.01  # the precision the bars must add to the reader's bars' own
+FOLDS = 5
+L2 = 1.0
+KEEP_GRID = tuple(round(0.05 * n, 2) for n in range(0, 15))  # 0.0 ... 0.7
+ADMIT_GRID = (*tuple(round(0.5 + 0.05 * n, 2) for n in range(0, 10)), 1.01)  # 1.01: none
+
+
+@dataclass(frozen=True, slots=True)
+class Marked:
+    case_id: str
+    answer: ValueAnswer
+    right: bool
+    gold: tuple[int, ...]  # the labelled spans it overlaps (their indexes)
+
+
+def bank_values(corpora: Sequence[Path]) -> dict[str, list[str]]:
+    """Each field's distinct labelled values in the cases that are not kept out."""
+    values: dict[str, set[str]] = defaultdict(set)
+    for case in load_training_cases(corpora).cases:
+        if kept_out(case.id):
+            continue
+        for s in case.sessions:
+            for p in s.proposals:
+                if text := p.span.text.strip():
+                    values[str(p.span.field)].add(text)
+    return {name: sorted(v) for name, v in sorted(values.items())}
+
+
+def bar_of(is_list: bool) -> float:
+    return PACKAGED_QA_READER_LIST_FLOOR if is_list else PACKAGED_QA_READER_FLOOR
+
+
+def marked_answers(reader: QaFieldReader, corpora: Sequence[Path]) -> tuple[list[Marked], int]:
+    """The kept-out answers from `REACH` under their bars, marked; and the labelled spans."""
+    sessions, gold = kept_out_sessions(corpora)
+    fields = {(s.case_id, s.index): s for s in sessions}
+    by_pair = defaultdict(list)
+    for n, g in enumerate(gold):
+        by_pair[(g.case_id, g.session, g.line, g.field)].append((n, g))
+    reads: list[Read] = read_sessions(reader, sessions)
+    out = []
+    for r in reads:
+        session = fields[(r.case_id, r.session)]
+        is_list = session.lists.get(r.field, False)
+        over = r.margin - bar_of(is_list)
+        if over < -REACH:
+            continue
+        hits = tuple(
+            n
+            for n, g in by_pair[(r.case_id, r.session, r.line, r.field)]
+            if r.start < g.end and g.start < r.end
+        )
+        others = tuple(f for f in session.fields if f != r.field)
+        answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
+        out.append(Marked(r.case_id, answer, bool(hits), hits))
+    return out, len(gold)
+
+
+def fold_of(case_id: str) -> int:
+    return int(hashlib.sha256(f"fold:{case_id}".encode()).hexdigest(), 16) % FOLDS
+
+
+def fit_regression(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    """An L2-penalised logistic regression by Newton's method on standardised columns,
+    returned on the raw columns."""
+    mu, sd = x.mean(axis=0), x.std(axis=0) + 1e-9
+    z = np.c_[(x - mu) / sd, np.ones(len(x))]
+    w = np.zeros(z.shape[1])
+    ridge = np.r_[np.full(z.shape[1] - 1, L2), 0.0] / len(y)
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        grad = z.T @ (p - y) / len(y) + ridge * w
+        hess = (z.T * (p * (1 - p))) @ z / len(y) + np.diag(ridge + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    weights = w[:-1] / sd
+    return weights, float(w[-1] - (mu / sd) @ w[:-1])
+
+
+def probabilities(x: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-(x @ weights + bias)))
+    return out
+
+
+def outcome(marked: Sequence[Marked], kept: Sequence[bool], labelled: int) -> dict[str, float]:
+    made = int(sum(bool(k) for k in kept))
+    right = sum(1 for m, k in zip(marked, kept, strict=True) if k and m.right)
+    found = {g for m, k in zip(marked, kept, strict=True) if k for g in m.gold}
+    return {
+        "made": made,
+        "right": right,
+        "precision": round(right / made, 4) if made else 0.0,
+        "labelled found": len(found),
+        "recall": round(len(found) / labelled, 4) if labelled else 0.0,
+    }
+
+
+def kept_at(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, keep: float,
+            admit: float) -> list[bool]:  # fmt: skip
+    out = []
+    for m, q, k in zip(marked, p, known, strict=True):
+        over = m.answer.over_bar >= 0
+        out.append(bool(over if not k else (q >= keep if over else q >= admit)))
+    return out
+
+
+def choose(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, labelled: int
+           ) -> tuple[float, float, dict[str, float], dict[str, float]]:  # fmt: skip
+    """ADR 0211's rule: the most right answers at the bars' precision plus `LIFT`."""
+    base = outcome(marked, [m.answer.over_bar >= 0 for m in marked], labelled)
+    best: tuple[int, int, float, float] | None = None
+    for keep in KEEP_GRID:
+        for admit in ADMIT_GRID:
+            if admit < keep:  # an answer under its bar never needs less than one over it
+                continue
+            o = outcome(marked, kept_at(marked, p, known, keep, admit), labelled)
+            if o["precision"] < base["precision"] + LIFT:
+                continue
+            key = (int(o["right"]), -int(o["made"]), keep, admit)
+            if best is None or key[:2] > best[:2]:
+                best = key
+    if best is None:
+        raise SystemExit("no pair of bars reaches the precision the rule asks")
+    keep, admit = best[2], best[3]
+    return keep, admit, base, outcome(marked, kept_at(marked, p, known, keep, admit), labelled)
+
+
+async def features_of(head: ValueFitHead, marked: Sequence[Marked]) -> list[list[float] | None]:
+    return await head.features([m.answer for m in marked])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.value_fit")
+    parser.add_argument("--corpus", type=Path, action="append")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    corpora = args.corpus or [DATA]
+    embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    values = bank_values(corpora)
+    texts = [t for v in values.values() for t in v]
+    vectors = np.asarray(embedder.embed_sync(texts), dtype=np.float32)
+    at, by_field = 0, {}
+    for name, v in values.items():
+        by_field[name] = vectors[at : at + len(v)]
+        at += len(v)
+    bank = Bank.of(by_field)
+    blank = ValueFitHead(embedder, bank, np.zeros(len(FEATURES), np.float32), 0.0, 0.5, 0.5, REACH)
+    reader = QaFieldReader.load(PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, READ_FROM)
+    marked, labelled = marked_answers(reader, corpora)
+    rows = asyncio.run(features_of(blank, marked))
+    known = np.array([r is not None for r in rows])
+    x = np.array([r if r is not None else [0.0] * len(FEATURES) for r in rows], dtype=np.float64)
+    y = np.array([m.right for m in marked], dtype=np.float64)
+    folds = np.array([fold_of(m.case_id) for m in marked])
+    p = np.zeros(len(marked))
+    for k in range(FOLDS):
+        train = known & (folds != k)
+        w, b = fit_regression(x[train], y[train])
+        p[folds == k] = probabilities(x[folds == k], w, b)
+    keep, admit, base, chosen = choose(marked, p, known, labelled)
+    weights, bias = fit_regression(x[known], y[known])
+    head = ValueFitHead(
+        embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH
+    )
+    sha256 = head.save(args.out)
+    result = {
+        "bank": {"fields": len(values), "values": len(texts)},
+        "answers": len(marked),
+        "answers of known fields": int(known.sum()),
+        "labelled spans": labelled,
+        "the reader's bars": base,
+        "chosen out of fold": {"keep_min": keep, "admit_min": admit, **chosen},
+        "weights": dict(zip(FEATURES, [round(float(w), 4) for w in weights], strict=True)),
+        "bias": round(bias, 4),
+        "sha256": sha256,
+    }
+    sys.stdout.write(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
