@@ -95,8 +95,13 @@ class Bank:
         }
 
     @classmethod
-    def from_arrays(cls, fields: Sequence[str], counts: Sequence[int], bank: npt.NDArray[np.int8],
-                    scales: Matrix) -> Bank:  # fmt: skip
+    def from_arrays(
+        cls,
+        fields: Sequence[str],
+        counts: npt.NDArray[np.int64],
+        bank: npt.NDArray[np.int8],
+        scales: Matrix,
+    ) -> Bank:
         rows, at = {}, 0
         for name, n in zip(fields, counts, strict=True):
             rows[str(name)] = (bank[at : at + int(n)], scales[at : at + int(n)])
@@ -185,7 +190,9 @@ class ValueFitHead:
         data = read_pinned(path, sha256, ValueFitIntegrityError, "value-fit head")
         with open_archive(data) as z:
             if str(z["model_id"]) != embedder.model_id:
-                raise ValueFitIntegrityError(f"the value-fit head needs the embedder {z['model_id']}")
+                raise ValueFitIntegrityError(
+                    f"the value-fit head needs the embedder {z['model_id']}"
+                )
             if tuple(str(f) for f in z["features"]) != FEATURES:
                 raise ValueFitIntegrityError("the value-fit head reads other features")
             bank = Bank.from_arrays(

@@ -41,7 +41,6 @@ from factledger.adapters.judgement.forget_reader import (
 )
 from factledger.adapters.judgement.heads import HeadsIntegrityError
 from factledger.adapters.judgement.held_change import HeldChangeHead
-from factledger.adapters.judgement.value_fit import ValueFitHead
 from factledger.adapters.judgement.instructions import (
     PACKAGED_WEIGHING,
     BothEncodersInstructionDetector,
@@ -71,6 +70,7 @@ from factledger.adapters.judgement.tuned_answers_file import (
     holds_tuned_answers,
 )
 from factledger.adapters.judgement.tuned_use import TunedUseAnswerJudge
+from factledger.adapters.judgement.value_fit import ValueFitHead
 from factledger.api.settings.extraction import (
     ExtractionSettings,
     ExtractorSettings,

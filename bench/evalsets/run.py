@@ -30,6 +30,7 @@ from factledger.application.ledger.commands import (
 from factledger.application.sessions.ports import SafetyFilter
 from factledger.bench.evalsets.cases import Case, bare_schemas, named_schemas
 from factledger.bench.proposal_eval import Made
+from factledger.domain.errors import StaleChangeError
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus
 from factledger.domain.transcript import Channel, Message, Role
 from factledger.testing.manual_clock import ManualClock
@@ -127,9 +128,14 @@ def _decide(runtime: Runtime, case: Case, subject_id: Any, session: int) -> None
         ]
         for change in pending:
             if review.approve:
-                runtime.ledger.approve_change(
-                    ApproveChange(TENANT, subject_id, change.change_id, REVIEWER.id)
-                )
+                try:
+                    runtime.ledger.approve_change(
+                        ApproveChange(TENANT, subject_id, change.change_id, REVIEWER.id)
+                    )
+                except StaleChangeError:
+                    # Two pending changes of one field read against the same version: the
+                    # first approved, the second is stale, as it would be in the console.
+                    continue
             else:
                 runtime.ledger.reject_change(
                     RejectChange(TENANT, subject_id, change.change_id, REVIEWER, "reviewer")

@@ -11,8 +11,8 @@ conversations only (no blind set, converted or not, is read).
 - The regression: fitted on those answers' five features; its bars chosen, by the rule ADR
   0211 wrote first, on predictions made for each fifth of the cases by a fit on the other
   four: the pair (`keep_min`, `admit_min`, the second never under the first) of the grid
-  keeping the most right answers at a line-level precision at least the bars' own plus `LIFT`; the file's regression is then
-  fitted on every answer.
+  keeping the most right answers at a line-level precision at least the bars' own plus
+  `LIFT`; the file's regression is then fitted on every answer.
 """
 
 from __future__ import annotations
@@ -210,9 +210,7 @@ def main(argv: list[str] | None = None) -> None:
         p[folds == k] = probabilities(x[folds == k], w, b)
     keep, admit, base, chosen = choose(marked, p, known, labelled)
     weights, bias = fit_regression(x[known], y[known])
-    head = ValueFitHead(
-        embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH
-    )
+    head = ValueFitHead(embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH)
     sha256 = head.save(args.out)
     result = {
         "bank": {"fields": len(values), "values": len(texts)},

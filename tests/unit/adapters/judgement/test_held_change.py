@@ -180,9 +180,17 @@ class BarReader:
         floor: float | None = None,
         held: Collection[str] = (),
         held_floor: float | None = None,
+        reach: float = 0.0,
+        reaching: Collection[str] = (),
     ) -> list[FieldStatement]:
         self.asked_held_floor.append(held_floor)
-        return [a for a in self.answers if a.p >= READER.floor_of(a.field, lists, held, held_floor)]
+        return [
+            a
+            for a in self.answers
+            if a.p
+            >= READER.floor_of(a.field, lists, held, held_floor)
+            - (reach if a.field in reaching else 0)
+        ]
 
 
 @dataclass

@@ -30,6 +30,11 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
     QaReaderIntegrityError,
 )
+from factledger.adapters.judgement.value_fit import (
+    PACKAGED_VALUE_FIT,
+    ValueFitHead,
+    ValueFitIntegrityError,
+)
 from factledger.adapters.values.words import WordsValueReader
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.judgement import qa_field_reader
@@ -479,4 +484,52 @@ def test_a_field_floors_file_without_its_pin_is_refused(monkeypatch: pytest.Monk
     monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "field_floors_path": "f.json"}')
 
     with pytest.raises(SettingsError, match="field_floors_sha256"):
+        load_settings()
+
+
+def test_the_value_fit_head_is_off_by_default_and_the_shipped_or_a_pinned_file_when_chosen(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def head_of(extractor: str) -> ValueFitHead | None:
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+        built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+        assert isinstance(built, LearnedExtractor)
+        assert isinstance(built.judge, QaReadingJudge)
+        return built.judge.value_fit
+
+    own = tmp_path / "value-fit.npz"
+    own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
+    sha256 = hashlib.sha256(own.read_bytes()).hexdigest()
+
+    assert head_of('{"kind": "learned"}') is None
+    assert head_of('{"kind": "learned", "value_fit": "learned"}') is not None
+    chosen = head_of(
+        f'{{"kind": "learned", "value_fit": "learned", "value_fit_path": "{own}",'
+        f' "value_fit_sha256": "{sha256}"}}'
+    )
+    assert chosen is not None
+    with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
+        head_of(
+            f'{{"kind": "learned", "value_fit": "learned", "value_fit_path": "{own}",'
+            f' "value_fit_sha256": "{"0" * 64}"}}'
+        )
+
+
+@pytest.mark.parametrize(
+    ("extractor", "named"),
+    [
+        ('{"kind": "learned", "value_fit_path": "f.npz"}', "value_fit_sha256"),
+        ('{"kind": "learned", "value_fit": "learned", "field_reader": "heads"}', "value_fit"),
+        (
+            '{"kind": "learned", "value_fit": "learned", "qa_reader_agreement": true}',
+            "qa_reader_agreement",
+        ),
+    ],
+)
+def test_a_value_fit_the_settings_could_not_read_is_refused_naming_the_field(
+    monkeypatch: pytest.MonkeyPatch, extractor: str, named: str
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+
+    with pytest.raises(SettingsError, match=named):
         load_settings()

@@ -1,0 +1,173 @@
+"""The value-fit head (ADR 0211): its file is read only against its pin and its embedder; an
+answer over its bar is kept unless the head doubts it is the kind of words its field holds,
+one under its bar only where the head is sure and never further under than the file's reach;
+a field the bank does not know is read by its bar alone; a held field's answers pass as read.
+The values below were written for this test."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
+from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.judgement.qa_reader.reader import LineRead, QaFieldReader
+from factledger.adapters.judgement.qa_reader.value_fits import fitted, reaching
+from factledger.adapters.judgement.value_fit import (
+    FEATURES,
+    PACKAGED_VALUE_FIT,
+    PACKAGED_VALUE_FIT_SHA256,
+    Bank,
+    ValueAnswer,
+    ValueFitHead,
+    ValueFitIntegrityError,
+)
+from factledger.application.judgement.types import FieldStatement
+
+# Three directions, so that closeness is exact: payment methods, allergies, anything else.
+AXES = {"pay": 0, "allergy": 1, "other": 2}
+WORDS = {
+    "Amex": "pay",
+    "direct debit": "pay",
+    "by card": "pay",
+    "latex": "allergy",
+    "penicillin": "allergy",
+    "raise the deductible next month": "other",
+    "my father smoked": "other",
+}
+
+
+@dataclass
+class AxisEmbedder:
+    """A fake embedder: each known text a unit vector on its kind's axis."""
+
+    model_id: str = "axes-3"
+    dimension: int = 3
+    asked: list[str] = field(default_factory=list)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.asked += texts
+        return [np.eye(3)[AXES[WORDS[t]]].tolist() for t in texts]
+
+
+def _bank(embedder: AxisEmbedder) -> Bank:
+    pay = np.array([np.eye(3)[0]] * 3, dtype=np.float32)
+    allergy = np.array([np.eye(3)[1]] * 3, dtype=np.float32)
+    return Bank.of({"payment_method": pay, "allergies": allergy})
+
+
+def _head(embedder: AxisEmbedder) -> ValueFitHead:
+    # Reads only how much closer the span is to its field than to the other fields asked.
+    weights = np.zeros(len(FEATURES), dtype=np.float32)
+    weights[FEATURES.index("own_less_other")] = 4.0
+    return ValueFitHead(embedder, _bank(embedder), weights, -2.0, 0.5, 0.8, 3.0)
+
+
+def _answer(name: str, span: str, over: float) -> ValueAnswer:
+    return ValueAnswer(name, span, over, False, ("payment_method", "allergies", "diet"))
+
+
+def test_a_fields_closeness_is_its_nearest_values_and_none_for_a_field_it_never_saw() -> None:
+    bank = _bank(AxisEmbedder())
+    unit = np.eye(3, dtype=np.float32)[0]
+
+    assert bank.closeness("payment_method", unit) == pytest.approx(1.0, abs=0.01)
+    assert bank.closeness("allergies", unit) == pytest.approx(0.0, abs=0.01)
+    assert bank.closeness("diet", unit) is None
+
+
+async def test_an_answer_is_kept_by_the_kind_of_its_words_and_how_far_under_its_bar() -> None:
+    head = _head(AxisEmbedder())
+    answers = [
+        _answer("payment_method", "Amex", 2.0),  # over the bar, a payment method: kept
+        _answer("payment_method", "raise the deductible next month", 4.0),  # over, doubted
+        _answer("allergies", "latex", -2.0),  # under the bar, sure: kept
+        _answer("allergies", "penicillin", -3.5),  # sure, but further under than the reach
+        _answer("payment_method", "latex", -1.0),  # under the bar, another field's kind
+        _answer("diet", "my father smoked", -0.5),  # a field it never saw: its bar alone
+        _answer("diet", "by card", 0.5),
+    ]
+
+    assert await head.kept(answers) == [True, False, True, False, False, False, True]
+
+
+async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path: Path) -> None:
+    embedder = AxisEmbedder()
+    path = tmp_path / "value-fit.npz"
+    sha256 = _head(embedder).save(path)
+
+    loaded = ValueFitHead.load(path, sha256, embedder)
+
+    assert (loaded.keep_min, loaded.admit_min, loaded.reach) == (0.5, 0.8, 3.0)
+    assert sorted(loaded.bank.rows) == ["allergies", "payment_method"]
+    assert await loaded.kept([_answer("allergies", "latex", -2.0)]) == [True]
+    with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
+        ValueFitHead.load(path, "0" * 64, embedder)
+    with pytest.raises(ValueFitIntegrityError, match="embedder"):
+        ValueFitHead.load(path, sha256, AxisEmbedder(model_id="another"))
+
+
+def test_the_packaged_file_reads_against_its_pin_and_names_the_packaged_embedder() -> None:
+    head = ValueFitHead.load(
+        PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, AxisEmbedder(model_id=_packaged_model())
+    )
+
+    assert 0 < head.keep_min <= head.admit_min < 1
+    assert head.reach == 3.0
+    assert {"payment_method", "allergies", "skills", "budget"} <= set(head.bank.rows)
+
+
+def _packaged_model() -> str:
+    return OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET), load_in_background=True).model_id
+
+
+READER = QaFieldReader(b"", floor=5.5, list_floor=6.0, held_floor=4.5)
+
+
+async def test_the_unheld_fields_answers_are_judged_a_held_fields_pass_as_read() -> None:
+    embedder = AxisEmbedder()
+    doubted = FieldStatement(1, "raise the deductible next month", "payment_method", 8.0)
+    sure_under = FieldStatement(3, "latex", "allergies", 3.5)  # 2.0 under the floor
+    held = FieldStatement(5, "my father smoked", "diet", 4.6)  # held: over the held floor
+    kept = FieldStatement(7, "Amex", "payment_method", 6.0)
+    fields = ["payment_method", "allergies", "diet"]
+
+    found = await fitted(
+        READER, _head(embedder), [doubted, sure_under, held, kept], fields, (), {"diet": "vegan"}
+    )
+
+    assert found == [sure_under, held, kept]
+    assert "my father smoked" not in embedder.asked  # a held field's answer is never read
+    assert reaching(fields, {"diet": "vegan"}) == ["payment_method", "allergies"]
+
+
+async def test_nothing_but_held_answers_reads_nothing() -> None:
+    embedder = AxisEmbedder()
+    held = FieldStatement(5, "my father smoked", "diet", 4.6)
+
+    found = await fitted(READER, _head(embedder), [held], ["diet"], (), {"diet"})
+
+    assert found == [held]
+    assert embedder.asked == []
+
+
+def test_a_reader_reaching_under_its_bar_gives_what_it_gave_and_more() -> None:
+    reader = QaFieldReader.packaged()
+    lines = [
+        LineRead(1, "I'm allergic to latex, and I pay with my Amex usually.", "Any allergies?")
+    ]
+    fields = ["allergies", "payment_method", "diet"]
+
+    at_bar = reader.answers_sync(lines, fields)
+    reaching_under = reader.answers_sync(lines, fields, reach=3.5, reaching={"allergies"})
+    every_floor = reader.answers_sync(lines, fields, floor=5.5 - 3.5)
+
+    assert set(at_bar) <= set(reaching_under)
+    extra = set(reaching_under) - set(at_bar)
+    assert extra  # the allergy is read 2 over "no value": under the bar, within the reach
+    assert all(a.field == "allergies" and a.margin >= 5.5 - 3.5 for a in extra)
+    assert extra == {a for a in every_floor if a.field == "allergies"} - set(at_bar)

@@ -1,0 +1,65 @@
+"""ADR 0211's fit in the lab: the bars are the pair keeping the most right answers at the
+reader's bars' precision plus the lift, an answer under its bar never needing less than one
+over it; the regression is fitted on the columns it is read on. Marks made up for the test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from factledger.adapters.judgement.value_fit import ValueAnswer
+from factledger.bench.judgement.value_fit import (
+    LIFT,
+    Marked,
+    choose,
+    fit_regression,
+    outcome,
+    probabilities,
+)
+
+
+def _marked(over: float, right: bool, n: int) -> Marked:
+    return Marked(
+        f"case-{n}", ValueAnswer("plan", "Pro", over, False, ()), right, (n,) if right else ()
+    )
+
+
+def test_the_chosen_bars_keep_the_most_right_answers_at_the_lifted_precision() -> None:
+    # Over the bar: 8 right (p 0.9) and 2 wrong the head doubts (p 0.2); under it: 3 right the
+    # head is sure of (p 0.95) and 3 wrong it is not (p 0.4).
+    marked = [_marked(1.0, True, n) for n in range(8)] + [
+        _marked(1.0, False, 8 + n) for n in range(2)
+    ]
+    marked += [_marked(-1.0, True, 10 + n) for n in range(3)]
+    marked += [_marked(-1.0, False, 13 + n) for n in range(3)]
+    p = np.array([0.9] * 8 + [0.2] * 2 + [0.95] * 3 + [0.4] * 3)
+    known = np.ones(len(marked), dtype=bool)
+
+    keep, admit, base, chosen = choose(marked, p, known, labelled=11)
+
+    assert base == outcome(marked, [m.answer.over_bar >= 0 for m in marked], 11)
+    assert base["precision"] == 0.8
+    assert (chosen["made"], chosen["right"]) == (11, 11)
+    assert chosen["precision"] >= base["precision"] + LIFT
+    assert admit >= keep
+    assert 0.2 < keep <= 0.9
+    assert 0.4 < admit <= 0.95
+
+
+def test_no_pair_reaching_the_lift_stops_the_fit() -> None:
+    marked = [_marked(1.0, n % 2 == 0, n) for n in range(6)]
+
+    with pytest.raises(SystemExit, match="precision"):
+        choose(marked, np.full(6, 0.5), np.ones(6, dtype=bool), labelled=3)
+
+
+def test_the_regression_is_returned_on_the_raw_columns() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(400, 2)) * [1.0, 50.0] + [0.0, 100.0]
+    y = (x[:, 0] + (x[:, 1] - 100.0) / 50.0 + rng.normal(scale=0.5, size=400) > 0).astype(float)
+
+    weights, bias = fit_regression(x, y)
+    p = probabilities(x, weights, bias)
+
+    assert ((p > 0.5) == (y == 1)).mean() > 0.85
+    assert weights[0] == pytest.approx(weights[1] * 50.0, rel=0.3)
