@@ -34,7 +34,7 @@ from factledger.application.memory.ports import Embedder
 Matrix = npt.NDArray[np.float32]
 
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
-PACKAGED_VALUE_FIT_SHA256 = "152c848ade2333a9b9d68cb6025506669db5c35acf6e8e9661e0ada6059242a7"
+PACKAGED_VALUE_FIT_SHA256 = "3920aa298f6e811a1dc663518b3f2dcb0fc5f8919132e6c7915705b6d80781a7"
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")

@@ -155,9 +155,9 @@ def kept_at(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, keep: fl
     return out
 
 
-def choose(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, labelled: int
-           ) -> tuple[float, float, dict[str, float], dict[str, float]]:  # fmt: skip
-    """ADR 0211's rule: the most right answers at the bars' precision plus `LIFT`."""
+def choose(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, labelled: int,
+           lift: float = LIFT) -> tuple[float, float, dict[str, float], dict[str, float]]:  # fmt: skip
+    """ADR 0211's rule: the most right answers at the bars' precision plus `lift`."""
     base = outcome(marked, [m.answer.over_bar >= 0 for m in marked], labelled)
     best: tuple[int, int, float, float] | None = None
     for keep in KEEP_GRID:
@@ -165,7 +165,7 @@ def choose(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, labelled:
             if admit < keep:  # an answer under its bar never needs less than one over it
                 continue
             o = outcome(marked, kept_at(marked, p, known, keep, admit), labelled)
-            if o["precision"] < base["precision"] + LIFT:
+            if o["precision"] < base["precision"] + lift:
                 continue
             key = (int(o["right"]), -int(o["made"]), keep, admit)
             if best is None or key[:2] > best[:2]:
@@ -184,6 +184,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.value_fit")
     parser.add_argument("--corpus", type=Path, action="append")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--lift",
+        type=float,
+        default=LIFT,
+        help="the line-level precision the bars must add to the reader's own (ADR 0211)",
+    )
     args = parser.parse_args(argv)
     corpora = args.corpus or [DATA]
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
@@ -208,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
         train = known & (folds != k)
         w, b = fit_regression(x[train], y[train])
         p[folds == k] = probabilities(x[folds == k], w, b)
-    keep, admit, base, chosen = choose(marked, p, known, labelled)
+    keep, admit, base, chosen = choose(marked, p, known, labelled, args.lift)
     weights, bias = fit_regression(x[known], y[known])
     head = ValueFitHead(embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH)
     sha256 = head.save(args.out)
@@ -218,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
         "answers of known fields": int(known.sum()),
         "labelled spans": labelled,
         "the reader's bars": base,
-        "chosen out of fold": {"keep_min": keep, "admit_min": admit, **chosen},
+        "chosen out of fold": {"lift": args.lift, "keep_min": keep, "admit_min": admit, **chosen},
         "weights": dict(zip(FEATURES, [round(float(w), 4) for w in weights], strict=True)),
         "bias": round(bias, 4),
         "sha256": sha256,
