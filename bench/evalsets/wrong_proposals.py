@@ -100,11 +100,15 @@ def wrong_proposals(run: CaseRun) -> list[Wrong]:
     ]
 
 
-async def half_wrong(directory: Path) -> tuple[int, list[Wrong]]:
-    """How many proposals a dev half's cases made, and the wrong ones."""
+async def half_wrong(directory: Path, value_fit: bool | None = None) -> tuple[int, list[Wrong]]:
+    """How many proposals a dev half's cases made, and the wrong ones (`value_fit`: the
+    value-fit head on or off, ADR 0211; None: the product's default)."""
     if "heldout" in directory.parts:
         raise SystemExit("wrong_proposals reads the cases: dev halves only")
-    runs = await run_cases(load_cases(directory), extractor={"kind": "learned"})
+    extractor: dict[str, Any] = {"kind": "learned"}
+    if value_fit is not None:
+        extractor["value_fit"] = "learned" if value_fit else "none"
+    runs = await run_cases(load_cases(directory), extractor=extractor)
     made = sum(1 for r in runs for m in r.made if m.proposal.operation is not Operation.FORGET)
     return made, [w for run in runs for w in wrong_proposals(run)]
 
@@ -113,12 +117,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.wrong_proposals")
     parser.add_argument("sets", nargs="+", type=Path, help="blind sets' dev directories")
     parser.add_argument("--detail", type=Path, help="also write each wrong proposal here")
+    parser.add_argument(
+        "--value-fit",
+        choices=("on", "off"),
+        help="the value-fit head (ADR 0211; default: the product's default)",
+    )
     args = parser.parse_args(argv)
+    value_fit = None if args.value_fit is None else args.value_fit == "on"
     configure_logging(json_lines=False, level="WARNING")
     results: list[dict[str, Any]] = []
     detail: list[dict[str, Any]] = []
     for directory in args.sets:
-        made, wrong = asyncio.run(half_wrong(directory))
+        made, wrong = asyncio.run(half_wrong(directory, value_fit))
         kinds = Counter(w.kind.split(":")[0] for w in wrong)
         results.append(
             {"set": str(directory), "made": made, "wrong": len(wrong), "kinds": dict(kinds)}
