@@ -34,7 +34,7 @@ from factledger.application.memory.ports import Embedder
 Matrix = npt.NDArray[np.float32]
 
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
-PACKAGED_VALUE_FIT_SHA256 = "3920aa298f6e811a1dc663518b3f2dcb0fc5f8919132e6c7915705b6d80781a7"
+PACKAGED_VALUE_FIT_SHA256 = "1e8952d9ef5658811f80730ce26ab7fe8249fc0e7a405ab1bb7f6be02ee3b0be"
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
