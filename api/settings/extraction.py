@@ -144,8 +144,10 @@ class LearnedExtractorSettings(NestedSettings):
     # regression over its closeness and the reader's margin) or a deployment's own (`python
     # -m factledger.bench.judgement.value_fit --out FILE`) pinned by SHA-256: an answer over
     # its bar is kept unless the head doubts it, one under it (by the file's reach) where the
-    # head is sure; `none`, the reader's bars alone. Read only with the QA reader, without
-    # the heads' agreement (`qa_reader_agreement`).
+    # head is sure; `none`, the reader's bars alone, the default: on fourteen writers' dev
+    # halves it found more facts at the same precision, but its vetoes also took away answers
+    # a request to forget is placed by (ADRs 0211, 0212). Read only with the QA reader,
+    # without the heads' agreement (`qa_reader_agreement`).
     value_fit: Literal["learned", "none"] = "none"
     value_fit_path: Path | None = None
     value_fit_sha256: str | None = Field(
