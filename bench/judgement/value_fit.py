@@ -146,8 +146,9 @@ def outcome(marked: Sequence[Marked], kept: Sequence[bool], labelled: int) -> di
     }
 
 
-def kept_at(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, keep: float,
-            admit: float) -> list[bool]:  # fmt: skip
+def kept_at(
+    marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, keep: float, admit: float
+) -> list[bool]:
     out = []
     for m, q, k in zip(marked, p, known, strict=True):
         over = m.answer.over_bar >= 0
@@ -155,8 +156,13 @@ def kept_at(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, keep: fl
     return out
 
 
-def choose(marked: Sequence[Marked], p: np.ndarray, known: np.ndarray, labelled: int,
-           lift: float = LIFT) -> tuple[float, float, dict[str, float], dict[str, float]]:  # fmt: skip
+def choose(
+    marked: Sequence[Marked],
+    p: np.ndarray,
+    known: np.ndarray,
+    labelled: int,
+    lift: float = LIFT,
+) -> tuple[float, float, dict[str, float], dict[str, float]]:
     """ADR 0211's rule: the most right answers at the bars' precision plus `lift`."""
     base = outcome(marked, [m.answer.over_bar >= 0 for m in marked], labelled)
     best: tuple[int, int, float, float] | None = None
