@@ -26,12 +26,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import write_arrays
 from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
-
-Matrix = npt.NDArray[np.float32]
 
 # ADR 0211's candidate three: its bars chosen at a kept-out lift of 0.03 (`--lift 0.03`).
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
@@ -61,9 +60,10 @@ class ValueAnswer:
 
 @dataclass(frozen=True, slots=True)
 class Bank:
-    """Each field's labelled values as unit vectors (int8 rows, each with its scale)."""
+    """Each field's labelled values as unit vectors, int8 rows each with its scale; the rows
+    are held as float32 (every int8 exactly), so a search does not convert them again."""
 
-    rows: dict[str, tuple[npt.NDArray[np.int8], Matrix]]
+    rows: dict[str, tuple[Matrix, Matrix]]
 
     @classmethod
     def of(cls, vectors: dict[str, Matrix]) -> Bank:
@@ -72,7 +72,7 @@ class Bank:
             unit = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
             scale = np.maximum(np.abs(unit).max(axis=1), 1e-9) / 127.0
             q = np.round(unit / scale[:, None]).astype(np.int8)
-            rows[name] = (q, scale.astype(np.float32))
+            rows[name] = (q.astype(np.float32), scale.astype(np.float32))
         return cls(rows)
 
     def closeness(self, name: str, unit: Matrix) -> float | None:
@@ -82,7 +82,7 @@ class Bank:
         if held is None:
             return None
         q, scale = held
-        cosines = (q.astype(np.float32) @ unit) * scale
+        cosines = (q @ unit) * scale
         k = min(NEAREST, len(cosines))
         return float(np.sort(cosines)[-k:].mean())
 
@@ -91,7 +91,7 @@ class Bank:
         return {
             "fields": np.array(names),
             "counts": np.array([len(self.rows[n][0]) for n in names], dtype=np.int64),
-            "bank": np.concatenate([self.rows[n][0] for n in names]),
+            "bank": np.concatenate([self.rows[n][0] for n in names]).astype(np.int8),
             "scales": np.concatenate([self.rows[n][1] for n in names]),
         }
 
@@ -103,9 +103,9 @@ class Bank:
         bank: npt.NDArray[np.int8],
         scales: Matrix,
     ) -> Bank:
-        rows, at = {}, 0
+        rows, at, values = {}, 0, bank.astype(np.float32)
         for name, n in zip(fields, counts, strict=True):
-            rows[str(name)] = (bank[at : at + int(n)], scales[at : at + int(n)])
+            rows[str(name)] = (values[at : at + int(n)], scales[at : at + int(n)])
             at += int(n)
         return cls(rows)
 
