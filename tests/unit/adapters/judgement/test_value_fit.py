@@ -163,11 +163,11 @@ def test_a_reader_reaching_under_its_bar_gives_what_it_gave_and_more() -> None:
     fields = ["allergies", "payment_method", "diet"]
 
     at_bar = reader.answers_sync(lines, fields)
-    reaching_under = reader.answers_sync(lines, fields, reach=3.5, reaching={"allergies"})
-    every_floor = reader.answers_sync(lines, fields, floor=5.5 - 3.5)
+    reaching_under = reader.answers_sync(lines, fields, reach=4.0, reaching={"allergies"})
+    every_floor = reader.answers_sync(lines, fields, floor=5.5 - 4.0)
 
     assert set(at_bar) <= set(reaching_under)
     extra = set(reaching_under) - set(at_bar)
     assert extra  # the allergy is read 2 over "no value": under the bar, within the reach
-    assert all(a.field == "allergies" and a.margin >= 5.5 - 3.5 for a in extra)
+    assert all(a.field == "allergies" and a.margin >= 5.5 - 4.0 for a in extra)
     assert extra == {a for a in every_floor if a.field == "allergies"} - set(at_bar)
