@@ -143,9 +143,10 @@ async def test_words_that_say_no_single_value_of_the_type_propose_nothing_for_it
 
     queue = await ok(await http.get("/v1/proposals/pending", headers=REVIEWER))
     by_kind = {(i["subject_kind"], i["field"]): i["display"] for i in queue["items"]}
-    # Read as text, both were proposed as said; typed, neither: a month names no day, and
-    # the budget says two numbers in a currency that is not the field's.
+    # Read as text, both were proposed as said (the reader's spans: the budget's takes the
+    # sentence's full stop); typed, neither: a month names no day, and the budget says two
+    # numbers in a currency that is not the field's.
     assert by_kind == {
         ("buyer_notes", "date_of_birth"): "My date of birth is April 1968",
-        ("buyer_notes", "budget"): "Our budget is three or four hundred thousand dollars",
+        ("buyer_notes", "budget"): "Our budget is three or four hundred thousand dollars.",
     }
