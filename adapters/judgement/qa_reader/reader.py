@@ -2,7 +2,7 @@
 its value, read by the one-pass QA reader (ADR 0106, 0107).
 
 The packaged file (ADR 0213) is the reader of ADR 0146 trained one epoch more, from its own
-int8 file, on the project's labelled conversations and twelve writers' converted dev halves
+int8 file, on the project's labelled conversations and thirteen blind sets' converted dev halves
 (`bench/judgement/qa_reader`), exported to ONNX and quantised to int8 (23.2 MB); its
 SHA-256 is checked when the reader is made, before anything parses it, and the graph is built
 on the first line read, in a worker thread: extraction runs in the sync worker, never on a
