@@ -64,6 +64,10 @@ class Tally:
     # Forget requests made on a field no request of their session names, where some name one:
     # a reviewer approving them would forget the wrong field (ADR 0170).
     forgets_misplaced: int = 0
+    # Forget requests made on a field in a session whose requests name none ("forget what I
+    # said about my divorce" placed on household size): as wrong as a misplaced one, but
+    # `forgets_misplaced` counts only sessions where some request names a field.
+    forgets_on_unnamed: int = 0
     forget_requests_made: int = 0
     # Requests to forget what was said (ADR 0174) made, and those naming a line that holds a
     # keyword of one of the writers' requests of their session.
@@ -111,6 +115,7 @@ class Tally:
             "forgets_placed": ratio(self.forgets_placed, self.forget_fields),
             "forget_fields": self.forget_fields,
             "forgets_misplaced": self.forgets_misplaced,
+            "forgets_on_unnamed": self.forgets_on_unnamed,
             "forget_requests_made": self.forget_requests_made,
             "said_requests_made": self.said_requests_made,
             "said_requests_right": self.said_requests_right,
@@ -259,6 +264,7 @@ def score_run(
             tally.forget_fields += len(named)
             tally.forgets_placed += sum(f in placed for f in named)
             tally.forgets_misplaced += len(placed - set(named)) if named else 0
+            tally.forgets_on_unnamed += 0 if named else len(placed)
         elif noticed:
             tally.forget_false_alarms += 1
         for made in (m for m in asked_to_forget if m.session == n and m.value):

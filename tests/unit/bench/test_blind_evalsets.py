@@ -175,6 +175,19 @@ def test_a_forget_request_is_scored_as_placed_on_its_field_and_never_as_a_propos
     assert (misplaced["forgets_placed"], misplaced["forgets_misplaced"]) == (0.0, 1)
 
 
+def test_a_field_request_for_a_request_that_names_no_field_is_counted_apart() -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][1]["expect"]["forget_requests"] = [{"field": None, "keywords": ["ex"]}]
+    (case,) = parse_cases(raw)
+    on_a_field = [Made(1, _proposal("budget", Operation.FORGET, None))]
+
+    tally = score_run(CaseRun(case, on_a_field), {1: [0]}).as_dict()
+
+    assert (tally["forget_fields"], tally["forgets_misplaced"]) == (0, 0)
+    assert tally["forgets_on_unnamed"] == 1
+    assert score_run(CaseRun(case, []), {1: [0]}).as_dict()["forgets_on_unnamed"] == 0
+
+
 def test_a_request_naming_items_is_counted_and_right_when_it_names_the_writers_item() -> None:
     raw = copy.deepcopy(CASE)
     raw[0]["sessions"][1]["expect"]["forget_requests"] = [
