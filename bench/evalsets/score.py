@@ -263,8 +263,10 @@ def score_run(
             named = [f.field for f in session.forgets if f.field]
             tally.forget_fields += len(named)
             tally.forgets_placed += sum(f in placed for f in named)
-            tally.forgets_misplaced += len(placed - set(named)) if named else 0
-            tally.forgets_on_unnamed += 0 if named else len(placed)
+            if named:
+                tally.forgets_misplaced += len(placed - set(named))
+            else:
+                tally.forgets_on_unnamed += len(placed)
         elif noticed:
             tally.forget_false_alarms += 1
         for made in (m for m in asked_to_forget if m.session == n and m.value):
