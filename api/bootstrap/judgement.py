@@ -58,6 +58,7 @@ from factledger.adapters.judgement.pair_answers import PairAnswerJudge
 from factledger.adapters.judgement.qa_reader.agreement import PACKAGED_QA_READER_AGREEMENT_FLOOR
 from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
+from factledger.adapters.judgement.qa_reader.mentions import PACKAGED_MENTION_FLOOR, QaFieldMentions
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
@@ -246,6 +247,40 @@ def field_floors(settings: LearnedExtractorSettings) -> tuple[Path, str | None] 
     return settings.field_floors_path, settings.field_floors_sha256
 
 
+def reader_of(settings: LearnedExtractorSettings) -> QaFieldReader:
+    """The settings' QA reader (the one instance per file and process)."""
+    return qa_field_reader(
+        settings.qa_reader_path,
+        settings.qa_reader_sha256,
+        settings.qa_reader_floor,
+        settings.qa_reader_list_floor,
+        spread_lists=settings.qa_reader_list_spread,
+        held_floor=settings.qa_reader_held_floor,
+        field_floors=field_floors(settings),
+        alone=settings.qa_reader_alone,
+        cut_lists=settings.qa_reader_list_cuts,
+    )
+
+
+def placement_mentions(
+    proposals: ProposalSettings, extractor: ExtractorSettings
+) -> QaFieldMentions | None:
+    """Whether a request placed by meaning speaks of its field (ADR 0218): the learned
+    extractor's QA reader at its mention floor (the packaged file's own unless set); None
+    when the proposals' setting is off, the extractor reads no QA reader, or a deployment's
+    file has no mention floor."""
+    if not proposals.forget_placement_mentions or not isinstance(
+        extractor, LearnedExtractorSettings
+    ):
+        return None
+    if extractor.field_reader != "qa_reader":
+        return None
+    floor = extractor.qa_reader_mention_floor
+    if floor is None and extractor.qa_reader_path is None:
+        floor = PACKAGED_MENTION_FLOOR
+    return None if floor is None else QaFieldMentions(reader_of(extractor), floor)
+
+
 def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> LearnedExtractor:
     """The learned extractor over `rules`: the heads judge, their field statements read by
     the QA reader when the settings choose it (then asked every field: ADR 0107); with
@@ -260,17 +295,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         rules = SentencesBesideRules(rules)
     if settings.field_reader == "heads":
         return LearnedExtractor(rules, judge)
-    reader = qa_field_reader(
-        settings.qa_reader_path,
-        settings.qa_reader_sha256,
-        settings.qa_reader_floor,
-        settings.qa_reader_list_floor,
-        spread_lists=settings.qa_reader_list_spread,
-        held_floor=settings.qa_reader_held_floor,
-        field_floors=field_floors(settings),
-        alone=settings.qa_reader_alone,
-        cut_lists=settings.qa_reader_list_cuts,
-    )
+    reader = reader_of(settings)
     stance = answer_stance(settings, judge)
     fields_judge = QaReadingJudge(
         judge,

@@ -16,7 +16,11 @@ from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.learned.sentences import SentenceCandidates
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.values.words import WordsValueReader
-from factledger.api.bootstrap.judgement import dropped_items_reader, placement_reading
+from factledger.api.bootstrap.judgement import (
+    dropped_items_reader,
+    placement_mentions,
+    placement_reading,
+)
 from factledger.api.settings import (
     LearnedExtractorSettings,
     OpenAICompatibleExtractorSettings,
@@ -122,6 +126,9 @@ def build_proposer(
         replacements_in_requests=settings.proposals.replacements_in_requests,
         forget_said_lines=settings.proposals.forget_said_lines,
         placement_reading=None if judge is None else placement_reading(settings.proposals),
+        placement_mentions=(
+            None if judge is None else placement_mentions(settings.proposals, settings.extractor)
+        ),
         values=WordsValueReader(),
         dropped=dropped_items_reader(settings.proposals),
     )

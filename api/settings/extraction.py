@@ -105,6 +105,10 @@ class LearnedExtractorSettings(NestedSettings):
     # on reads made alone (ADR 0156); a deployment's file keeps the floors it is given. Off
     # by default: at those floors ADR 0156 measured it less precise on new writers.
     qa_reader_alone: bool = False
+    # The bar on the reader's best margin at which a request to forget speaks of a field
+    # (ADR 0218, with the proposals' `forget_placement_mentions`): unset, the packaged file's
+    # own; a deployment's file without one places requests by closeness alone.
+    qa_reader_mention_floor: float | None = Field(default=None, ge=-100, le=20)
     # Which answer of such a held field a session proposes: `best`, its most probable, as for
     # any field; `latest`, the latest said over the floor (ADR 0128).
     held_answer: Literal["best", "latest"] = "best"
@@ -191,6 +195,7 @@ class LearnedExtractorSettings(NestedSettings):
         "qa_reader_floor",
         "qa_reader_list_floor",
         "qa_reader_held_floor",
+        "qa_reader_mention_floor",
         "qa_reader_agreement_floor",
         "read_back_floor",
     )

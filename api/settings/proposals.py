@@ -82,6 +82,10 @@ class ProposalSettings(NestedSettings):
     # judgement heads' encoder and the packaged multilingual encoder read (`both`, ADR 0200),
     # or by the heads' encoder alone (`heads`, as before).
     forget_placement: Literal["both", "heads"] = "both"
+    # A request placed on a field by closeness alone is placed only where the learned
+    # extractor's QA reader reads it speaking of that field (ADR 0218; its bar is the
+    # extractor's `qa_reader_mention_floor`). Off, or with another extractor: closeness alone.
+    forget_placement_mentions: bool = False
     # The model proposes to take off a list field the items a subject sentence says no longer
     # hold ("the cardiologist stopped the aspirin"), read by a deployment's own dropped-items
     # model, pinned by SHA-256 (`python -m factledger.bench.judgement.dropped fit`; none

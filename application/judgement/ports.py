@@ -60,6 +60,18 @@ class SentenceCloseness(Protocol):
     async def similarities(self, sentence: str, texts: Sequence[str]) -> list[float]: ...
 
 
+class FieldMentions(Protocol):
+    """Whether a sentence speaks of each of `fields` (a subject kind's field names, read
+    together: a reader may weigh each field against the others): one answer per field, in
+    order. A field reader says so when it reads, in the sentence, words of that field's value
+    at a bar of its own, however far under the bar a value is proposed from: a request to
+    forget names what it concerns without stating a value ("delete that bit about me being
+    allergic to ibuprofen" speaks of `allergies`, not of `home_address`; ADR 0218).
+    Deterministic for a given model and input; no network."""
+
+    async def speaks_of(self, sentence: str, fields: Sequence[str]) -> list[bool]: ...
+
+
 class ReplyReader(Protocol):
     """Reads each (question, reply) pair as a yes, a no or neither to that question (as
     `SentenceJudge.answers` does; a reader of its own may hold a yes to another bar)."""

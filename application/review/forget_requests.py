@@ -20,7 +20,10 @@ employer"; not `name` for "remove his name and number" when the name held is not
 otherwise the closest field, when it is `MEANING_MIN` close. With a second reading (the
 packaged multilingual encoder's, ADR 0200), each similarity is the mean of the judge's and
 that one's: the judge's encoder reads English, and a request said in German or half in
-Portuguese was read as close to nothing in particular. Only fields with words to
+Portuguese was read as close to nothing in particular. With a field reader's `FieldMentions`
+(ADR 0218), the closest field concerns a request only where the reader reads the sentence as
+speaking of it: closeness alone placed "strike what I told you about my knees" on a home
+buyer's bedrooms, the nearest field holding words. Only fields with words to
 forget are candidates (a value, or a change's words since the field's latest forget). A
 request that concerns none of them ("forget what I told you about my ex") names the
 subject's earlier line closest to it instead (ADRs 0174, 0175; a deployment may turn that
@@ -35,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from uuid import UUID
 
-from factledger.application.judgement.ports import SentenceCloseness, SentenceJudge
+from factledger.application.judgement.ports import FieldMentions, SentenceCloseness, SentenceJudge
 from factledger.application.memory.lexical import keywords
 from factledger.application.memory.sameness import states
 from factledger.application.proposals.forget_requests import (
@@ -220,16 +223,21 @@ async def place_requests(
     *,
     name_lines: bool = False,
     second_reading: SentenceCloseness | None = None,
+    mentions: FieldMentions | None = None,
 ) -> list[ForgetRequestCandidate]:
     """One candidate per field a request concerns (a field with a request open already, or
     one asked twice in the session, gets no second); with `name_lines`, the session's first
     request that concerns no field names the lines it concerns instead (ADR 0174); with a
-    `second_reading`, fields are placed by both readings' mean closeness (ADR 0200)."""
+    `second_reading`, fields are placed by both readings' mean closeness (ADR 0200); with
+    `mentions`, a field placed by meaning only where they read the request speaking of it
+    (ADR 0218)."""
     fields = forgettable_fields(subject, kind_fields)
     placed: dict[str, ForgetRequestCandidate] = {}
     for request in requests:
         evidence = Evidence(session_id, request.message_index, request.sentence[:MAX_QUOTE])
-        concerned = await fields_concerned(subject, request.sentence, fields, judge, second_reading)
+        concerned = await fields_concerned(
+            subject, request.sentence, fields, judge, second_reading, mentions, kind_fields
+        )
         if name_lines and not concerned and SAID_LINES not in placed:
             lines = await lines_concerned(subject, session_id, request, judge)
             if lines:
@@ -361,9 +369,13 @@ async def fields_concerned(
     fields: Sequence[str],
     judge: SentenceJudge,
     second_reading: SentenceCloseness | None = None,
+    mentions: FieldMentions | None = None,
+    kind_fields: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """The fields (of `fields`) a request concerns, each with how it was placed: "name" for
-    those whose name the sentence says, else "meaning" for the closest."""
+    those whose name the sentence says, else "meaning" for the closest, when `mentions` (if
+    given, asked of the kind's fields and `fields` together) read the sentence as speaking
+    of it."""
     if not fields:
         return []
     texts, spans = field_texts({field: words_held(subject, field) for field in fields})
@@ -373,4 +385,11 @@ async def fields_concerned(
     if named:
         return [(f, "name") for f in named]
     closest = max(fields, key=closeness.__getitem__)
-    return [(closest, "meaning")] if closeness[closest] >= MEANING_MIN else []
+    if closeness[closest] < MEANING_MIN:
+        return []
+    if mentions is not None:
+        asked = list(dict.fromkeys([*kind_fields, *fields]))
+        spoken = await mentions.speaks_of(sentence, asked)
+        if not spoken[asked.index(closest)]:
+            return []
+    return [(closest, "meaning")]

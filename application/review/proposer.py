@@ -28,7 +28,7 @@ from enum import StrEnum
 
 import structlog
 
-from factledger.application.judgement.ports import SentenceCloseness, SentenceJudge
+from factledger.application.judgement.ports import FieldMentions, SentenceCloseness, SentenceJudge
 from factledger.application.ledger.commands import ReviewSession
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.memory.extraction import (
@@ -112,6 +112,9 @@ class SessionProposer:
     # A second reading of how close a request to forget is to each field, beside the judge's
     # (the multilingual encoder's, ADR 0200); None: the judge's alone.
     placement_reading: SentenceCloseness | None = None
+    # Whether a request placed by meaning speaks of the field it is placed on, read by the
+    # extractor's field reader (ADR 0218); None: closeness alone places it.
+    placement_mentions: FieldMentions | None = None
     # Reads a typed field's value (number, money, date) from the words; None: typed fields
     # are proposed by callers only (ADR 0158).
     values: ValueReader | None = None
@@ -163,6 +166,7 @@ class SessionProposer:
                 self.judge,
                 name_lines=self.forget_said_lines,
                 second_reading=self.placement_reading,
+                mentions=self.placement_mentions,
             )
         )
         context = ExtractionContext(tenant, subject.kind, event.channel, event.conversation_type)

@@ -46,6 +46,8 @@ async def score_directory(
     qa_reader: QaReaderFile | None = None,
     replacements_in_requests: bool | None = None,
     forget_said_lines: bool | None = None,
+    forget_mentions: bool | None = None,
+    mention_floor: float | None = None,
     field_floors: tuple[Path, str] | None = None,
     qa_reader_alone: bool | None = None,
     dropped_items: bool | None = None,
@@ -94,6 +96,10 @@ async def score_directory(
         proposals["replacements_in_requests"] = replacements_in_requests
     if forget_said_lines is not None:
         proposals["forget_said_lines"] = forget_said_lines
+    if forget_mentions is not None:
+        proposals["forget_placement_mentions"] = forget_mentions
+    if mention_floor is not None:
+        config["qa_reader_mention_floor"] = mention_floor
     if dropped_items is not None:
         proposals["dropped_items"] = dropped_items
     if dropped_items_model is not None:
@@ -134,6 +140,8 @@ async def score_directory(
         if replacements_in_requests is None
         else replacements_in_requests,
         "forget_said_lines": "default" if forget_said_lines is None else forget_said_lines,
+        "forget_mentions": "default" if forget_mentions is None else forget_mentions,
+        "mention_floor": "default" if mention_floor is None else mention_floor,
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "value_fit": "default" if value_fit is None else value_fit,
@@ -258,6 +266,18 @@ def main(argv: list[str] | None = None) -> None:
         "0174, 0175; default: the product's default, on)",
     )
     parser.add_argument(
+        "--forget-mentions",
+        choices=("on", "off"),
+        help="a request placed on a field by closeness only where the QA reader reads it "
+        "speaking of that field (ADR 0218; default: the product's default)",
+    )
+    parser.add_argument(
+        "--mention-floor",
+        type=float,
+        help="the QA reader's bar for --forget-mentions (default: the packaged file's own; "
+        "a reader file of one's own needs one)",
+    )
+    parser.add_argument(
         "--field-floors",
         type=Path,
         help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
@@ -323,6 +343,10 @@ def main(argv: list[str] | None = None) -> None:
                 forget_said_lines=None
                 if args.forget_said_lines is None
                 else args.forget_said_lines == "on",
+                forget_mentions=None
+                if args.forget_mentions is None
+                else args.forget_mentions == "on",
+                mention_floor=args.mention_floor,
                 field_floors=floors_file,
                 qa_reader_alone=None
                 if args.qa_reader_alone is None

@@ -17,6 +17,10 @@ from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.multilingual_closeness import MultilingualCloseness
 from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
 from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
+from factledger.adapters.judgement.qa_reader.mentions import (
+    PACKAGED_MENTION_FLOOR,
+    QaFieldMentions,
+)
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
     PACKAGED_QA_READER_ALONE_FLOOR,
@@ -168,6 +172,45 @@ def test_requests_about_no_field_name_lines_unless_turned_off(
         assert build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
         monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_SAID_LINES", "false")
         assert not build_proposer(load_settings(), ledger, RuleExtractor()).forget_said_lines
+    finally:
+        ledger.close()
+
+
+def test_the_qa_readers_mentions_check_a_placement_where_the_settings_ask_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
+    judge = LearnedJudge.packaged()
+    try:
+        off = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert off.placement_mentions is None
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_PLACEMENT_MENTIONS", "true")
+        on = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert isinstance(on.placement_mentions, QaFieldMentions)
+        assert on.placement_mentions.floor == PACKAGED_MENTION_FLOOR
+        assert build_proposer(load_settings(), ledger, RuleExtractor()).placement_mentions is None
+        # A deployment's reader file has margins of its own: no bar unless it is given one.
+        own = {
+            "kind": "learned",
+            "qa_reader_path": str(PACKAGED_QA_READER),
+            "qa_reader_sha256": PACKAGED_QA_READER_SHA256,
+            "qa_reader_floor": 5.0,
+        }
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", json.dumps(own))
+        unset = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert unset.placement_mentions is None
+        own["qa_reader_mention_floor"] = -12.5
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", json.dumps(own))
+        given = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert isinstance(given.placement_mentions, QaFieldMentions)
+        assert given.placement_mentions.floor == -12.5
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", json.dumps({"kind": "rule"}))
+        rules = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert rules.placement_mentions is None
+        heads = {"kind": "learned", "field_reader": "heads", "qa_reader_mention_floor": -12.5}
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", json.dumps(heads))
+        with pytest.raises(SettingsError, match=r"qa_reader_mention_floor"):
+            load_settings()
     finally:
         ledger.close()
 

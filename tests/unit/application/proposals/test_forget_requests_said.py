@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from factledger.application.errors import ModelUnavailableError
-from factledger.application.judgement.ports import SentenceCloseness
+from factledger.application.judgement.ports import FieldMentions, SentenceCloseness
 from factledger.application.judgement.types import (
     FieldStatement,
     Judgement,
@@ -87,11 +87,19 @@ def _share(words: list[str], said: set[str]) -> float:
 
 
 def worker(
-    rig: Rig, judge: PhraseJudge, second_reading: SentenceCloseness | None = None
+    rig: Rig,
+    judge: PhraseJudge,
+    second_reading: SentenceCloseness | None = None,
+    mentions: FieldMentions | None = None,
 ) -> SyncWorker:
     feed = LedgerEventFeed(rig.ledger)
     proposer = SessionProposer(
-        rig.ledger, rig.extractor, MODEL, judge=judge, placement_reading=second_reading
+        rig.ledger,
+        rig.extractor,
+        MODEL,
+        judge=judge,
+        placement_reading=second_reading,
+        placement_mentions=mentions,
     )
     ports = SyncPorts(rig.store, feed, feed, rig.backend, proposer=proposer, judge=judge)
     return SyncWorker(ports, SyncOptions(backoff_s=0.0))
@@ -118,6 +126,7 @@ async def _ask(
     said: str,
     session: str = "s2",
     second_reading: SentenceCloseness | None = None,
+    mentions: FieldMentions | None = None,
 ) -> None:
     rig.record(
         lead,
@@ -126,7 +135,7 @@ async def _ask(
         (AGENT, "Anything else?"),
         (LEAD, f"We are still deciding. {said}"),
     )
-    await worker(rig, judge, second_reading).run_once()
+    await worker(rig, judge, second_reading, mentions).run_once()
 
 
 async def test_a_request_naming_the_field_is_pending_on_it(rig: Rig) -> None:
@@ -310,3 +319,62 @@ async def test_a_second_reading_that_cannot_load_holds_the_session_until_it_can(
     await worker(rig, judge, second).run_once()
     (request,) = _requests(rig, lead)
     assert request.field == "supplier"
+
+
+@dataclass
+class ReadMentions:
+    """Speaks of the fields in `spoken` only; records what it was asked."""
+
+    spoken: frozenset[str]
+    failing: bool = False
+    read: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+
+    async def speaks_of(self, sentence: str, fields: Sequence[str]) -> list[bool]:
+        if self.failing:
+            raise ModelUnavailableError("the field reader is not loaded")
+        self.read.append((sentence, tuple(fields)))
+        return [f in self.spoken for f in fields]
+
+
+async def test_a_request_placed_by_meaning_needs_the_reader_to_read_it_speaking_of_the_field(
+    rig: Rig,
+) -> None:
+    judge = PhraseJudge()
+    lead = await _with_budget(rig, judge)
+    silent = ReadMentions(frozenset())
+    await _ask(rig, judge, lead, ASKS_BY_MEANING, mentions=silent)
+    assert _requests(rig, lead) == []  # closest, over the bar, but not spoken of
+    # Asked of the kind's fields together, the one it is closest to among them.
+    ((sentence, fields),) = silent.read
+    assert sentence == ASKS_BY_MEANING
+    assert "budget" in fields
+    assert len(fields) > 1
+    await _ask(
+        rig, judge, lead, ASKS_BY_MEANING, "s3", mentions=ReadMentions(frozenset({"budget"}))
+    )
+    (request,) = _requests(rig, lead)
+    assert request.field == "budget"
+    assert (request.proposal.rationale or "").endswith("meaning")
+
+
+async def test_a_request_naming_its_field_is_placed_without_asking_the_reader(rig: Rig) -> None:
+    judge = PhraseJudge()
+    lead = await _with_budget(rig, judge)
+    silent = ReadMentions(frozenset())
+    await _ask(rig, judge, lead, ASKS_BY_NAME, mentions=silent)
+    (request,) = _requests(rig, lead)
+    assert request.field == "budget"
+    assert silent.read == []
+
+
+async def test_a_reader_that_cannot_load_holds_the_session_until_it_can(rig: Rig) -> None:
+    judge = PhraseJudge()
+    lead = await _with_budget(rig, judge)
+    reader = ReadMentions(frozenset({"budget"}), failing=True)
+    await _ask(rig, judge, lead, ASKS_BY_MEANING, mentions=reader)
+    assert _requests(rig, lead) == []  # held, not placed by closeness alone, not lost
+    reader.failing = False
+    rig.expire_leases()
+    await worker(rig, judge, mentions=reader).run_once()
+    (request,) = _requests(rig, lead)
+    assert request.field == "budget"
