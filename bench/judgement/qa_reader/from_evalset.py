@@ -7,7 +7,11 @@ which `qa_reader train --corpus OUT` reads beside the project's writers (ADR 013
 The evaluation format names a proposal by its keywords, not by its words in a line, so each
 one is located: the one subject line of its session that holds every keyword (as the scorer
 matches them, case-insensitive), and in it the shortest stretch that holds them, widened to
-whole words; that stretch is the span the reader is taught to answer. A list field's
+whole words; that stretch is the span the reader is taught to answer. With `--spans value`
+(ADR 0219) the span is the writer's value instead, where the line says it word for word
+around that stretch ("Senior backend engineer", not its keyword "backend"): a keyword is what
+a right value must contain, often one word of it, and the reader was taught to answer with it
+alone. A list field's
 stretch that a list separator cuts into pieces each holding keywords gives each piece as its
 own item (the hits of a keyword start a word). A proposal held only by an agent's line that
 a subject line answers is the agent's words, which the reader cannot answer (it answers in
@@ -44,6 +48,7 @@ _EDGE_PUNCTUATION = ".,;:!?\"')("
 LOCATED = "located in one subject line"
 LOCATED_LEFT_OUT = "located in one subject line, its session left out"
 ITEMS = "located in one subject line, as several list items"
+BY_VALUE = "of those, spanned by the value's own words (--spans value)"
 AGENT = "the agent's line, answered by the subject (not a span the reader answers)"
 NOWHERE = "stated, in no line (session left out)"
 INFERRED = "inferred, in no line (no span to answer)"
@@ -105,6 +110,19 @@ def shortest_stretch(text: str, keywords: Sequence[str]) -> tuple[int, int] | No
     return None if best is None else _widen(text, *best)
 
 
+def value_stretch(text: str, stretch: tuple[int, int], value: str) -> tuple[int, int] | None:
+    """Where `text` says `value` word for word (case aside, from a word start), widened to
+    whole words, covering the keywords' `stretch`; None where it says it nowhere so."""
+    wanted = value.strip().lower()
+    if not wanted:
+        return None
+    for m in re.finditer(rf"(?<!\w){re.escape(wanted)}", text.lower()):
+        begin, end = _widen(text, m.start(), m.end())
+        if begin <= stretch[0] and stretch[1] <= end:
+            return begin, end
+    return None
+
+
 def list_items(
     text: str, stretch: tuple[int, int], keywords: Sequence[str]
 ) -> list[tuple[int, int]]:
@@ -145,7 +163,9 @@ def _answered_agent_line(session: Session, keywords: Sequence[str]) -> bool:
     )
 
 
-def _session(session: Session, converted: Converted) -> dict[str, Any] | None:
+def _session(
+    session: Session, converted: Converted, *, by_value: bool = False
+) -> dict[str, Any] | None:
     proposals: list[dict[str, Any]] = []
     located: Counter[str] = Counter()
     whole = True
@@ -172,7 +192,14 @@ def _session(session: Session, converted: Converted) -> dict[str, Any] | None:
         text = session.lines[line][1]
         stretch = shortest_stretch(text, p.keywords)
         assert stretch is not None  # noqa: S101 - the line was chosen for holding it
-        spans = list_items(text, stretch, p.keywords) if p.field in LIST_FIELDS else [stretch]
+        said = value_stretch(text, stretch, str(p.value)) if by_value else None
+        if said is not None:
+            spans = [said]
+            located[BY_VALUE] += 1
+        elif p.field in LIST_FIELDS:
+            spans = list_items(text, stretch, p.keywords)
+        else:
+            spans = [stretch]
         located[ITEMS if len(spans) > 1 else LOCATED] += 1
         for begin, end in spans:
             label: dict[str, Any] = {
@@ -190,7 +217,7 @@ def _session(session: Session, converted: Converted) -> dict[str, Any] | None:
                 label["condition"] = p.condition
             proposals.append(label)
     if not whole:
-        converted.proposals[LOCATED_LEFT_OUT] += located.total()
+        converted.proposals[LOCATED_LEFT_OUT] += located.total() - located[BY_VALUE]
         converted.sessions_left_out += 1
         return None
     converted.proposals.update(located)
@@ -231,8 +258,11 @@ def field_meanings(domain: str) -> dict[str, str]:
     }
 
 
-def convert_case(case: Case, converted: Converted) -> dict[str, Any] | None:
-    sessions = [s for s in (_session(s, converted) for s in case.sessions) if s is not None]
+def convert_case(
+    case: Case, converted: Converted, *, by_value: bool = False
+) -> dict[str, Any] | None:
+    read = (_session(s, converted, by_value=by_value) for s in case.sessions)
+    sessions = [s for s in read if s is not None]
     if not sessions:
         return None
     return {
@@ -247,12 +277,12 @@ def convert_case(case: Case, converted: Converted) -> dict[str, Any] | None:
     }
 
 
-def convert(directories: Sequence[Path]) -> Converted:
+def convert(directories: Sequence[Path], *, by_value: bool = False) -> Converted:
     converted = Converted()
     for directory in directories:
         refuse_held_out(directory)
         for case in load_cases(directory):
-            made = convert_case(case, converted)
+            made = convert_case(case, converted, by_value=by_value)
             if made is not None:
                 converted.cases.append(made)
     return converted
@@ -278,8 +308,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--set", action="append", required=True, help="an evaluation set's dev half"
     )
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--spans",
+        choices=("keywords", "value"),
+        default="keywords",
+        help="a proposal's span: the shortest stretch holding its keywords (as ADRs 0130-0213 "
+        "trained), or its value's own words where the line says them around it (ADR 0219)",
+    )
     args = parser.parse_args(argv)
-    converted = convert([Path(s) for s in args.set])
+    converted = convert([Path(s) for s in args.set], by_value=args.spans == "value")
     files = write(converted, Path(args.out))
     print(json.dumps({**converted.report(), "files": files}, indent=2))  # noqa: T201 - the lab's report
 

@@ -11,6 +11,7 @@ import yaml
 from factledger.bench.judgement.conversations import load_training_cases
 from factledger.bench.judgement.qa_reader.from_evalset import (
     AGENT,
+    BY_VALUE,
     ITEMS,
     LOCATED,
     NOWHERE,
@@ -18,6 +19,7 @@ from factledger.bench.judgement.qa_reader.from_evalset import (
     convert,
     list_items,
     shortest_stretch,
+    value_stretch,
     write,
 )
 from factledger.bench.judgement.qa_reader.held_floor import choose_held, held_grid
@@ -125,6 +127,52 @@ def test_dev_cases_convert_to_training_conversations(tmp_path: Path) -> None:
     first = (out / "cases-real_estate.yaml").read_bytes()
     write(convert([_set(tmp_path / "again")]), out)
     assert (out / "cases-real_estate.yaml").read_bytes() == first  # deterministic
+
+
+def test_the_value_spans_where_the_line_says_it_around_the_keywords() -> None:
+    line = "Our new guy is Piotr Nowicki, he starts Monday"
+    stretch = shortest_stretch(line, ["Piotr"])
+    assert stretch is not None
+    begin, end = value_stretch(line, stretch, "piotr nowicki") or (0, 0)
+    assert line[begin:end] == "Piotr Nowicki"  # widened past the comma's word, then trimmed
+    assert value_stretch(line, stretch, "Piotr N.") is None  # not said word for word
+    assert value_stretch(line, stretch, "Monday") is None  # said, but not around the keyword
+    assert value_stretch(line, stretch, "  ") is None
+
+
+def test_with_value_spans_a_proposal_is_taught_the_values_own_words(tmp_path: Path) -> None:
+    budget, must_haves, deal_breakers, mortgage = PROPOSALS
+    valued = [
+        {**budget, "value": "Up to 420,000"},
+        {**must_haves, "value": "garden, parking"},  # not said so: cut into items as before
+        {**deal_breakers, "value": "busy main roads"},
+        mortgage,
+    ]
+    case = {
+        **CASES[0],
+        "sessions": [
+            {
+                **CASES[0]["sessions"][0],
+                "expect": {**CASES[0]["sessions"][0]["expect"], "proposals": valued},
+            }
+        ],
+    }
+    directory = tmp_path / "blindv" / "dev"
+    directory.mkdir(parents=True)
+    (directory / "cases-real_estate.yaml").write_text(yaml.safe_dump([case]), encoding="utf-8")
+    converted = convert([directory], by_value=True)
+    assert converted.proposals[BY_VALUE] == 2
+    out = tmp_path / "converted"
+    write(converted, out)
+    [session] = load_training_cases([out]).cases[0].sessions
+    spans = {(p.span.field, p.span.text) for p in session.proposals}
+    assert spans == {
+        ("budget", "Up to 420,000"),
+        ("must_haves", "garden"),
+        ("must_haves", "parking"),
+        ("deal_breakers", "busy main roads"),
+    }
+    assert convert([directory]).proposals[BY_VALUE] == 0  # keywords' spans unless asked
 
 
 def test_a_held_out_half_is_refused(tmp_path: Path) -> None:
