@@ -84,8 +84,10 @@ class ProposalSettings(NestedSettings):
     forget_placement: Literal["both", "heads"] = "both"
     # A request placed on a field by closeness alone is placed only where the learned
     # extractor's QA reader reads it speaking of that field (ADR 0218; its bar is the
-    # extractor's `qa_reader_mention_floor`). Off, or with another extractor: closeness alone.
-    forget_placement_mentions: bool = False
+    # extractor's `qa_reader_mention_floor`, the packaged file's own unless set; a request
+    # it does not speak of names the line it concerns instead). Off, with another extractor,
+    # or with a deployment's reader file given no bar: closeness alone.
+    forget_placement_mentions: bool = True
     # The model proposes to take off a list field the items a subject sentence says no longer
     # hold ("the cardiologist stopped the aspirin"), read by a deployment's own dropped-items
     # model, pinned by SHA-256 (`python -m factledger.bench.judgement.dropped fit`; none

@@ -182,13 +182,14 @@ def test_the_qa_readers_mentions_check_a_placement_where_the_settings_ask_it(
     ledger = Ledger(popo_env(), keys=InMemoryKeyStore())
     judge = LearnedJudge.packaged()
     try:
+        on = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
+        assert isinstance(on.placement_mentions, QaFieldMentions)  # by default (ADR 0218)
+        assert on.placement_mentions.floor == PACKAGED_MENTION_FLOOR
+        assert build_proposer(load_settings(), ledger, RuleExtractor()).placement_mentions is None
+        monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_PLACEMENT_MENTIONS", "false")
         off = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
         assert off.placement_mentions is None
         monkeypatch.setenv("FACTLEDGER_PROPOSALS__FORGET_PLACEMENT_MENTIONS", "true")
-        on = build_proposer(load_settings(), ledger, RuleExtractor(), judge=judge)
-        assert isinstance(on.placement_mentions, QaFieldMentions)
-        assert on.placement_mentions.floor == PACKAGED_MENTION_FLOOR
-        assert build_proposer(load_settings(), ledger, RuleExtractor()).placement_mentions is None
         # A deployment's reader file has margins of its own: no bar unless it is given one.
         own = {
             "kind": "learned",
