@@ -83,6 +83,12 @@ class Tally:
     quotes_without_value: int = 0
     # Proposals of a text or list value that holds a line break (ADR 0178).
     values_across_lines: int = 0
+    # True facts matched whose writer's value a subject line of their session says word for
+    # word (case aside), and those of them proposed whole: the proposal's value holds all of
+    # the writer's ("Piotr Nowicki", not the keyword "Piotr"; ADR 0220). Keywords decide a
+    # match; these say whether a reviewer reads the value as it was said.
+    values_said: int = 0
+    values_whole: int = 0
     questions: int = 0
     answered: int = 0  # questions with answer keywords
     hits: int = 0
@@ -125,6 +131,9 @@ class Tally:
             "removals_right": self.removals_right,
             "quotes_without_value": self.quotes_without_value,
             "values_across_lines": self.values_across_lines,
+            "whole_values": ratio(self.values_whole, self.values_said),
+            "values_said": self.values_said,
+            "values_whole": self.values_whole,
             "right_note_top3": ratio(self.hits, self.answered),
             "right_notes": self.hits,
             "answered": self.answered,
@@ -179,6 +188,15 @@ def match_expected(
             if expected.field not in LIST_FIELDS:
                 left.remove(hit)
     return hits
+
+
+def said_word_for_word(lines: Sequence[tuple[str, str]], value: str) -> bool:
+    """Whether a subject line says `value` as written (case aside, from a word start)."""
+    wanted = value.strip().casefold()
+    return bool(wanted) and any(
+        role == "subject" and re.search(rf"(?<!\w){re.escape(wanted)}", text.casefold())
+        for role, text in lines
+    )
 
 
 def _holds_word(text: str, keyword: str) -> bool:
@@ -243,6 +261,9 @@ def score_run(
         for e, expected in expected_here:
             matched = (n, e) in hits
             tally.matched += matched
+            if matched and said_word_for_word(session.lines, expected.value):
+                tally.values_said += 1
+                tally.values_whole += expected.value.casefold() in hits[(n, e)].value.casefold()
             if expected.updates is not None:
                 tally.updates += 1
                 tally.corrections += expected.correction

@@ -205,6 +205,26 @@ def test_a_request_naming_items_is_counted_and_right_when_it_names_the_writers_i
     assert tally["made"] == 0  # never a value proposal
 
 
+def test_a_true_fact_said_word_for_word_counts_whole_only_when_proposed_whole() -> None:
+    (case,) = parse_cases(copy.deepcopy(CASE))
+    keyword_only = [
+        Made(0, _proposal("supplier", Operation.SET, "Boxmart")),
+        Made(0, _proposal("budget", Operation.SET, "40,000")),
+    ]
+    tally = score_run(CaseRun(case, keyword_only)).as_dict()
+    # Both said as written ("Boxmart", "40,000 dollars"); only the supplier proposed whole.
+    assert (tally["matched"], tally["values_said"], tally["values_whole"]) == (2, 2, 1)
+    whole = [
+        replace(m, proposal=replace(m.proposal, value=TextValue("40,000 Dollars")))
+        if m.proposal.field == "budget"
+        else m
+        for m in keyword_only
+    ]
+    assert score_run(CaseRun(case, whole)).as_dict()["whole_values"] == 1.0
+    # A fact not matched, or whose value no subject line says as written, counts in neither.
+    assert score_run(CaseRun(case, [])).as_dict()["values_said"] == 0
+
+
 def test_a_number_said_in_words_holds_the_digits_of_the_expected_value() -> None:
     (case,) = parse_cases(copy.deepcopy(CASE))
     said = [Made(0, _proposal("budget", Operation.SET, "forty thousand dollars"))]
