@@ -9,19 +9,19 @@ one is located: the one subject line of its session that holds every keyword (as
 matches them, case-insensitive), and in it the shortest stretch that holds them, widened to
 whole words; that stretch is the span the reader is taught to answer. With `--spans value`
 (ADR 0219) the span is the writer's value instead, where the line says it word for word
-around that stretch ("Senior backend engineer", not its keyword "backend"): a keyword is what
-a right value must contain, often one word of it, and the reader was taught to answer with it
-alone. A list field's
-stretch that a list separator cuts into pieces each holding keywords gives each piece as its
-own item (the hits of a keyword start a word). A proposal held only by an agent's line that
-a subject line answers is the agent's words, which the reader cannot answer (it answers in
-the subject's line), and an inferred one in no line has no words to answer: each is counted
-and not taught. A stated proposal in no line (a paraphrase, a number in words) or in several
-is not guessed: it leaves its whole session out, since its subject lines would otherwise teach
-"no value" where a value was said. A `not_proposed` entry is kept with the words of the
-first line (of any role) holding its keywords, as what it is: its line, unlabelled for its
-field, is a "no value" example there. Every outcome is counted and printed. A set under `heldout` is
-refused: held-out halves are never read (docs/benchmarks.md).
+around that stretch ("Senior backend engineer", not its keyword "backend"); a reader so
+trained found no more facts and proposed values whole a little more often (ADRs 0219, 0220:
+not adopted). A list field's stretch that a list separator cuts into pieces each holding
+keywords gives each piece as its own item (the hits of a keyword start a word). A proposal
+held only by an agent's line that a subject line answers is the agent's words, which the
+reader cannot answer (it answers in the subject's line), and an inferred one in no line has
+no words to answer: each is counted and not taught. A stated proposal in no line (a
+paraphrase, a number in words) or in several is not guessed: it leaves its whole session
+out, since its subject lines would otherwise teach "no value" where a value was said. A
+`not_proposed` entry is kept with the words of the first line (of any role) holding its
+keywords, as what it is: its line, unlabelled for its field, is a "no value" example there.
+Every outcome is counted and printed. A set under `heldout` is refused: held-out halves are
+never read (docs/benchmarks.md).
 """
 
 from __future__ import annotations
