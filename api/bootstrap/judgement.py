@@ -311,6 +311,7 @@ def learned_extractor(settings: LearnedExtractorSettings, rules: Extractor) -> L
         stance=stance,
         latest_of_held=settings.held_answer == "latest",
         read_backs=reader if settings.read_backs else None,
+        said_back=reader if settings.bare_yeses == "dropped" else None,
         read_back_replies=read_back_replies(settings, judge),
         read_back_floor=settings.read_back_floor,
     )

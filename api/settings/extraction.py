@@ -179,6 +179,11 @@ class LearnedExtractorSettings(NestedSettings):
     # The QA reader's bar for the value of a read-back the subject confirmed; None: each
     # field's own floor (ADR 0138).
     read_back_floor: float | None = Field(default=None, ge=-20, le=20)
+    # A subject's answer that is only a yes to a value the agent's question says back for its
+    # field ("That's right." to "Your address is still 14 Orchard Lane?"): `kept` as the
+    # field's value, or `dropped` (ADR 0221; the yes confirms the agent's words, which
+    # `read_backs` proposes when on). Read only with the QA reader.
+    bare_yeses: Literal["kept", "dropped"] = "kept"
 
     @field_validator("qa_reader_alone")
     @classmethod

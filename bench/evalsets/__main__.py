@@ -48,6 +48,7 @@ async def score_directory(
     forget_said_lines: bool | None = None,
     forget_mentions: bool | None = None,
     mention_floor: float | None = None,
+    bare_yeses: str | None = None,
     field_floors: tuple[Path, str] | None = None,
     qa_reader_alone: bool | None = None,
     dropped_items: bool | None = None,
@@ -100,6 +101,8 @@ async def score_directory(
         proposals["forget_placement_mentions"] = forget_mentions
     if mention_floor is not None:
         config["qa_reader_mention_floor"] = mention_floor
+    if bare_yeses is not None:
+        config["bare_yeses"] = bare_yeses
     if dropped_items is not None:
         proposals["dropped_items"] = dropped_items
     if dropped_items_model is not None:
@@ -142,6 +145,7 @@ async def score_directory(
         "forget_said_lines": "default" if forget_said_lines is None else forget_said_lines,
         "forget_mentions": "default" if forget_mentions is None else forget_mentions,
         "mention_floor": "default" if mention_floor is None else mention_floor,
+        "bare_yeses": bare_yeses or "default",
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "value_fit": "default" if value_fit is None else value_fit,
@@ -272,6 +276,12 @@ def main(argv: list[str] | None = None) -> None:
         "speaking of that field (ADR 0218; default: the product's default)",
     )
     parser.add_argument(
+        "--bare-yeses",
+        choices=("kept", "dropped"),
+        help="a subject's answer that is only a yes to a value the agent says back: kept as "
+        "the field's value or dropped (ADR 0221; default: the product's default)",
+    )
+    parser.add_argument(
         "--mention-floor",
         type=float,
         help="the QA reader's bar for --forget-mentions (default: the packaged file's own; "
@@ -347,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
                 if args.forget_mentions is None
                 else args.forget_mentions == "on",
                 mention_floor=args.mention_floor,
+                bare_yeses=args.bare_yeses,
                 field_floors=floors_file,
                 qa_reader_alone=None
                 if args.qa_reader_alone is None

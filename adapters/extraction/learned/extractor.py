@@ -33,6 +33,7 @@ from factledger.application.memory.extraction import (
     ExtractionRequest,
     FieldSlot,
 )
+from factledger.application.memory.lexical import keywords
 from factledger.application.memory.ports import Extractor
 from factledger.application.memory.types import RelationKind
 from factledger.application.proposals.candidates import whole_sentence
@@ -100,6 +101,10 @@ class LearnedExtractor:
     read_back_replies: ReplyReader | None = None
     # The reader's bar for a value the subject confirmed; None: each field's own floor.
     read_back_floor: float | None = None
+    # Reads the value an agent's question says back, so that a subject's answer that is only
+    # a yes to it ("That's right." to "Your address is still 14 Orchard Lane?") is no value
+    # of that field (ADR 0221); None: such an answer is kept.
+    said_back: ReadBackReader | None = None
 
     VERSION = 1
 
@@ -179,6 +184,8 @@ class LearnedExtractor:
         found = await self.judge.field_statements(
             request.transcript, [f.field for f in asked], lists, held
         )
+        if self.said_back is not None:
+            found = await self._not_bare_yeses(request.transcript, found, lists, list(held))
         hedged: set[FieldStatement] = set()
         if self.stance is not None:
             found, hedged = await screened(
@@ -214,6 +221,47 @@ class LearnedExtractor:
         read = {s.field for s in found}
         unstated = [f for f in wanted if f.field not in read]
         return facts + await self._confirmed(request, unstated, lists, list(held))
+
+    async def _not_bare_yeses(
+        self,
+        transcript: Sequence[Message],
+        found: Sequence[FieldStatement],
+        lists: Sequence[str],
+        held: Sequence[str],
+    ) -> list[FieldStatement]:
+        """`found` less the answers that are only a yes to a value the agent's line before
+        says back for their field: an answer sharing no keyword with the agent's question,
+        whose field the reader reads in that question, and that the reply reader reads as a
+        yes to it. The yes confirms the agent's words (ADR 0138's read-back, when on), it
+        states no value of its own."""
+        assert self.said_back is not None  # noqa: S101 - only called with a reader
+        doubtful = [
+            (n, s, question)
+            for n, s in enumerate(found)
+            if s.message_index > 0
+            and _asks_the_subject(transcript, s.message_index - 1)
+            and (question := _last_sentence(transcript[s.message_index - 1].text))
+            and not set(keywords(s.clause)) & set(keywords(question))
+        ]
+        if not doubtful:
+            return list(found)
+        fields = sorted({s.field for _, s, _ in doubtful})
+        said_back = await self.said_back.read_backs(
+            transcript,
+            sorted({s.message_index - 1 for _, s, _ in doubtful}),
+            fields,
+            [f for f in lists if f in fields],
+            [f for f in held if f in fields],
+        )
+        back = {(b.message_index, b.field) for b in said_back}
+        asked = [(n, s, q) for n, s, q in doubtful if (s.message_index - 1, s.field) in back]
+        if not asked:
+            return list(found)
+        replies = await (self.read_back_replies or self.judge).answers(
+            [(question, s.clause) for _, s, question in asked]
+        )
+        dropped = {n for (n, _, _), r in zip(asked, replies, strict=True) if r is Reply.YES}
+        return [s for n, s in enumerate(found) if n not in dropped]
 
     async def _confirmed(
         self,
@@ -266,6 +314,11 @@ class LearnedExtractor:
                     )
                 )
         return facts
+
+
+def _last_sentence(text: str) -> str:
+    said = sentences_of(text)
+    return said[-1] if said else ""
 
 
 def _asks_the_subject(transcript: Sequence[Message], index: int) -> bool:

@@ -185,3 +185,45 @@ async def test_a_read_back_floor_is_the_readers_bar_for_every_confirmed_value() 
     assert await high.extract(request) == []
     assert [f.value for f in await low.extract(request)] == ["Premium"]
     assert reader.floors == [7.5, 0.0]
+
+
+async def test_an_answer_that_is_only_a_yes_to_a_value_said_back_is_no_value_of_it() -> None:
+    # The reader took the yes itself for the plan (ADR 0221): it confirms "Premium".
+    bare = FieldStatement(1, "That's right.", "plan", 6.0)
+    judge = _yes_to(("So you're on Premium now?", "That's right."), stated=(bare,))
+    request = _request((Role.AGENT, "So you're on Premium now?"), (Role.SUBJECT, "That's right."))
+
+    kept = await LearnedExtractor(NoRules(), judge).extract(request)
+    said_back = AgentSaid((PREMIUM,))
+    dropped = await LearnedExtractor(NoRules(), judge, said_back=said_back).extract(request)
+    both = LearnedExtractor(NoRules(), judge, read_backs=said_back, said_back=said_back)
+
+    assert [f.value for f in kept] == ["That's right."]
+    assert dropped == []
+    assert said_back.asked == [((0,), ("plan",), (), ("plan",))]
+    # With read-backs on, the agent's words confirmed are the value instead.
+    assert [(f.value, f.read_back) for f in await both.extract(request)] == [("Premium", 0)]
+
+
+async def test_an_answer_with_words_of_the_question_no_yes_or_no_value_said_back_stays() -> None:
+    repeated = FieldStatement(1, "Premium, yes", "plan", 6.0)  # the value said again
+    other = FieldStatement(3, "Basic", "plan", 6.5)  # a yes? the judge reads it as neither
+    judge = _yes_to(
+        ("So you're on Premium now?", "Premium, yes"),
+        ("What plan are you on now?", "That's right."),
+        stated=(repeated, other, FieldStatement(5, "That's right.", "plan", 5.5)),
+    )
+    request = _request(
+        (Role.AGENT, "So you're on Premium now?"),
+        (Role.SUBJECT, "Premium, yes"),
+        (Role.AGENT, "And your partner's plan?"),
+        (Role.SUBJECT, "Basic"),
+        (Role.AGENT, "What plan are you on now?"),  # says no value back
+        (Role.SUBJECT, "That's right."),
+    )
+    said_back = AgentSaid((PREMIUM,))
+
+    facts = await LearnedExtractor(NoRules(), judge, said_back=said_back).extract(request)
+
+    assert [f.value for f in facts] == ["Basic"]  # the plan's best answer, none dropped
+    assert judge.replies == []  # no answer was both doubtful and after a value said back

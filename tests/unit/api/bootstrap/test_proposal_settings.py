@@ -306,6 +306,24 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
     assert (read_backs.read_back_replies, read_backs.read_back_floor) == (None, None)
 
 
+def test_a_bare_yes_to_a_value_said_back_is_dropped_where_the_settings_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    default = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "bare_yeses": "dropped"}')
+    dropped = build_extractor(load_settings().extractor, httpx.AsyncClient())
+
+    assert isinstance(default, LearnedExtractor)
+    assert isinstance(dropped, LearnedExtractor)
+    assert default.said_back is None
+    assert isinstance(dropped.said_back, QaFieldReader)  # the reader the extractor reads with
+    assert isinstance(dropped.judge, QaReadingJudge)
+    assert dropped.said_back is dropped.judge.reader
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "bare_yeses": "maybe"}')
+    with pytest.raises(SettingsError, match="bare_yeses"):
+        load_settings()
+
+
 def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(
         "FACTLEDGER_EXTRACTOR",
