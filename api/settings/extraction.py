@@ -193,6 +193,14 @@ class LearnedExtractorSettings(NestedSettings):
             raise ValueError("qa_reader_alone: set only with field_reader 'qa_reader'")
         return value
 
+    @field_validator("bare_yeses")
+    @classmethod
+    def _bare_yeses_for_the_qa_reader(cls, value: str, info: ValidationInfo) -> str:
+        """Only the QA reader reads the agent's questions: dropping would silently do nothing."""
+        if value == "dropped" and info.data.get("field_reader") != "qa_reader":
+            raise ValueError("bare_yeses: 'dropped' only with field_reader 'qa_reader'")
+        return value
+
     # Checked field by field, so that a refusal names the field (a rule over the whole model
     # has no location of its own inside `extractor`).
     @field_validator(

@@ -322,6 +322,10 @@ def test_a_bare_yes_to_a_value_said_back_is_dropped_where_the_settings_say(
     monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "bare_yeses": "maybe"}')
     with pytest.raises(SettingsError, match="bare_yeses"):
         load_settings()
+    heads = '{"kind": "learned", "field_reader": "heads", "bare_yeses": "dropped"}'
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", heads)
+    with pytest.raises(SettingsError, match="bare_yeses"):
+        load_settings()
 
 
 def test_a_read_backs_yes_may_be_the_pair_readers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
