@@ -170,6 +170,11 @@ def _reviewer_map(domain: str) -> dict[str, str] | None:
     return None if kind in ("lead", "customer") else dict(ANY_KIND_FIELDS)
 
 
+def _switch(choice: str | None) -> bool | None:
+    """An `on`/`off` option as the setting it gives; None (not given): the product's default."""
+    return None if choice is None else choice == "on"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets")
     parser.add_argument("sets", nargs="+", type=Path, help="directories of blind set files")
@@ -340,33 +345,25 @@ def main(argv: list[str] | None = None) -> None:
                 args.field_reader,
                 args.candidates,
                 agreement=args.agreement,
-                list_spread=None if args.list_spread is None else args.list_spread == "on",
-                list_cuts=None if args.list_cuts is None else args.list_cuts == "on",
+                list_spread=_switch(args.list_spread),
+                list_cuts=_switch(args.list_cuts),
                 read_back_yes=args.read_back_yes,
                 read_back_floor=args.read_back_floor,
-                held_change=None if args.held_change is None else args.held_change == "on",
+                held_change=_switch(args.held_change),
                 held_change_file=args.held_change_file,
                 qa_reader=reader_file,
-                replacements_in_requests=None
-                if args.replacements_in_requests is None
-                else args.replacements_in_requests == "on",
-                forget_said_lines=None
-                if args.forget_said_lines is None
-                else args.forget_said_lines == "on",
-                forget_mentions=None
-                if args.forget_mentions is None
-                else args.forget_mentions == "on",
+                replacements_in_requests=_switch(args.replacements_in_requests),
+                forget_said_lines=_switch(args.forget_said_lines),
+                forget_mentions=_switch(args.forget_mentions),
                 mention_floor=args.mention_floor,
                 bare_yeses=args.bare_yeses,
                 field_floors=floors_file,
-                qa_reader_alone=None
-                if args.qa_reader_alone is None
-                else args.qa_reader_alone == "on",
-                dropped_items=None if args.dropped_items is None else args.dropped_items == "on",
+                qa_reader_alone=_switch(args.qa_reader_alone),
+                dropped_items=_switch(args.dropped_items),
                 dropped_items_model=args.dropped_items_model,
                 as_served=args.as_served,
                 forget_reader=args.forget_reader,
-                value_fit=None if args.value_fit is None else args.value_fit == "on",
+                value_fit=_switch(args.value_fit),
             )
         )
         for d in args.sets

@@ -217,7 +217,7 @@ def _session(
                 label["condition"] = p.condition
             proposals.append(label)
     if not whole:
-        converted.proposals[LOCATED_LEFT_OUT] += located.total() - located[BY_VALUE]
+        converted.proposals[LOCATED_LEFT_OUT] += located[LOCATED] + located[ITEMS]
         converted.sessions_left_out += 1
         return None
     converted.proposals.update(located)
