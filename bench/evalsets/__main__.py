@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from factledger.api.log_setup import configure_logging
+from factledger.bench.evalsets import score
 from factledger.bench.evalsets.cases import ANY_KIND_FIELDS, DOMAINS, load_answers, load_cases
 from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge_for
 from factledger.bench.evalsets.reader_file import (
@@ -155,6 +156,7 @@ async def score_directory(
         "forget_reader": "none" if forget_reader is None else forget_reader.name,
         "schema": schema,
         "as_served": as_served,
+        "keywords": "once" if score.keyword_reading is score.holds_once else "as-written",
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
         "cases": scores.as_dict(),
@@ -317,8 +319,16 @@ def main(argv: list[str] | None = None) -> None:
         help="each line screened as the session path screens it (the safety filter and the "
         "instruction screen): a line it withholds is never recorded (ADR 0161)",
     )
+    parser.add_argument(
+        "--keywords",
+        choices=("once", "as-written"),
+        default="once",
+        help="how a value holds its keywords: spellings of one word asked for once, or every "
+        "keyword as written, the rule before ADR 0222 (to rescore a base beside a candidate)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    score.keyword_reading = score.holds_once if args.keywords == "once" else score.holds_as_written
     reader_file = qa_reader_file(args, parser)
     floors_file = None
     if args.field_floors is not None:

@@ -7,12 +7,15 @@ from dataclasses import replace
 from pathlib import Path
 from uuid import uuid4
 
+import pytest
 import yaml
 
+from factledger.bench.evalsets import score
 from factledger.bench.evalsets.__main__ import score_directory
 from factledger.bench.evalsets.cases import Answer, parse_cases
+from factledger.bench.evalsets.keyword_spellings import counted
 from factledger.bench.evalsets.run import CaseRun
-from factledger.bench.evalsets.score import score_answers, score_run
+from factledger.bench.evalsets.score import holds_all, score_answers, score_run
 from factledger.bench.proposal_eval import Made
 from factledger.domain.proposal import Proposal
 from factledger.domain.provenance import Actor, ActorKind, Operation, Origin
@@ -303,3 +306,64 @@ async def test_as_served_a_withheld_request_to_forget_is_not_noticed(tmp_path: P
 
     assert plain["cases"]["sales"]["forgets_noticed"] == 1.0
     assert served["cases"]["sales"]["forgets_noticed"] == 0.0
+
+
+def test_keywords_that_spell_one_word_ask_for_it_once() -> None:
+    """A writer who lists a word's spellings ("3" and "three") asks for the word, which a value
+    can hold in only one of them (ADR 0222)."""
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][0]["expect"]["proposals"] = [
+        {"field": "team_size", "value": "3", "keywords": ["3", "three"]},
+        {"field": "name", "value": "Björn Eriksson", "keywords": ["Björn", "Bjorn"]},
+        {"field": "budget", "value": "7,500", "keywords": ["7,500", "7500"]},
+        {"field": "supplier", "value": "Boxmart", "keywords": ["Boxmart", "Cartonia"]},
+    ]
+    (case,) = parse_cases(raw)
+    made = [
+        Made(0, _proposal("team_size", Operation.SET, "Three of us")),
+        Made(0, _proposal("name", Operation.SET, "Bjorn Eriksson")),
+        Made(0, _proposal("budget", Operation.SET, "about 7500 a year")),
+        # Keywords that are two words are both still asked for.
+        Made(0, _proposal("supplier", Operation.SET, "Boxmart")),
+    ]
+
+    tally = score_run(CaseRun(case, made))
+
+    assert (tally.matched, tally.made_right) == (3, 3)
+
+
+def test_a_value_holds_a_keyword_without_its_accents_or_its_thousands_separator() -> None:
+    assert holds_all("Rubén, 555-0178", ["Ruben"])
+    assert holds_all("Ruben", ["Rubén"])
+    assert holds_all("Excess of 1,000 is fine", ["1000"])
+    assert holds_all("a two-bed flat", ["2"])
+    assert not holds_all("no one else signs", ["1"])  # "one" in a value stays a word
+    assert not holds_all("Quit eight years ago", ["former", "quit"])  # not one word's spellings
+
+
+def test_the_rule_before_adr_0222_is_replayed_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][0]["expect"]["proposals"] = [
+        {"field": "team_size", "value": "3", "keywords": ["3", "three"]}
+    ]
+    (case,) = parse_cases(raw)
+    made = [Made(0, _proposal("team_size", Operation.SET, "Three of us"))]
+    assert score_run(CaseRun(case, made)).matched == 1
+
+    monkeypatch.setattr(score, "keyword_reading", score.holds_as_written)
+
+    assert score_run(CaseRun(case, made)).matched == 0  # no value holds both spellings
+
+
+def test_the_spellings_count_finds_keywords_that_spell_one_word_twice() -> None:
+    raw = copy.deepcopy(CASE)
+    raw[0]["sessions"][0]["expect"]["proposals"] = [
+        {"field": "team_size", "value": "3", "keywords": ["3", "three"]},
+        {"field": "name", "value": "Björn", "keywords": ["Björn", "bjorn"]},
+        {"field": "policy_type", "value": "home and car", "keywords": ["home", "car"]},
+    ]
+    (case,) = parse_cases(raw)
+
+    counts = counted([case])
+
+    assert counts["expected_spelt_twice"] == 2
