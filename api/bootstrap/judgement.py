@@ -345,8 +345,19 @@ def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Hel
 
 def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> ValueFitHead | None:
     """The value-fit head (ADR 0211) over the judge's embedder (the model loads once); None
-    when the settings choose none."""
-    if settings.value_fit == "none" or not isinstance(judge, LearnedJudge):
+    when the settings leave it off (unset, ADR 0223: on with the packaged QA reader, or with a
+    deployment's reader and a value-fit file of its own; off beside the heads' agreement or
+    read-backs, neither ever measured with it)."""
+    wanted = settings.value_fit
+    if wanted is None:
+        on = (
+            settings.field_reader == "qa_reader"
+            and not settings.qa_reader_agreement
+            and not settings.read_backs
+            and (settings.qa_reader_path is None or settings.value_fit_path is not None)
+        )
+        wanted = "learned" if on else "none"
+    if wanted == "none" or not isinstance(judge, LearnedJudge):
         return None
     if settings.value_fit_path is None:
         return ValueFitHead.packaged(judge.embedder)

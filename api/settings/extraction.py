@@ -148,11 +148,15 @@ class LearnedExtractorSettings(NestedSettings):
     # regression over its closeness and the reader's margin) or a deployment's own (`python
     # -m factledger.bench.judgement.value_fit --out FILE`) pinned by SHA-256: an answer over
     # its bar is kept unless the head doubts it, one under it (by the file's reach) where the
-    # head is sure; `none`, the reader's bars alone, the default: on fourteen writers' dev
-    # halves it found more facts at the same precision, but its vetoes also took away answers
-    # a request to forget is placed by (ADRs 0211, 0212). Read only with the QA reader,
-    # without the heads' agreement (`qa_reader_agreement`).
-    value_fit: Literal["learned", "none"] = "none"
+    # head is sure; `none`, the reader's bars alone. Unset: on with the packaged QA reader
+    # (ADR 0223: on the held-out halves more facts at the same precision), off with a
+    # deployment's reader file (the shipped head reads the packaged reader's margins) unless
+    # a value-fit file of its own is given, and off beside the heads' agreement or
+    # read-backs (`read_backs`), neither ever measured with it: with read-backs, an answer it
+    # admits under the floor ("I'll think about it." as a plan) stands where the value the
+    # subject confirmed would have. Read only with the QA reader, without the heads'
+    # agreement (`qa_reader_agreement`).
+    value_fit: Literal["learned", "none"] | None = None
     value_fit_path: Path | None = None
     value_fit_sha256: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True

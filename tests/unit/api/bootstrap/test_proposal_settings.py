@@ -553,7 +553,7 @@ def test_a_field_floors_file_without_its_pin_is_refused(monkeypatch: pytest.Monk
         load_settings()
 
 
-def test_the_value_fit_head_is_off_by_default_and_the_shipped_or_a_pinned_file_when_chosen(
+def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_when_chosen(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def head_of(extractor: str) -> ValueFitHead | None:
@@ -567,8 +567,25 @@ def test_the_value_fit_head_is_off_by_default_and_the_shipped_or_a_pinned_file_w
     own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
     sha256 = hashlib.sha256(own.read_bytes()).hexdigest()
 
-    assert head_of('{"kind": "learned"}') is None
+    assert head_of('{"kind": "learned"}') is not None  # ADR 0223
+    assert head_of('{"kind": "learned", "value_fit": "none"}') is None
+    # Beside the heads' agreement, which reads under the floor by its own bars, it stays off.
+    assert head_of('{"kind": "learned", "qa_reader_agreement": true}') is None
+    # Nor beside read-backs, never measured with it; either may still be chosen with it.
+    assert head_of('{"kind": "learned", "read_backs": true}') is None
+    assert head_of('{"kind": "learned", "read_backs": true, "value_fit": "learned"}') is not None
     assert head_of('{"kind": "learned", "value_fit": "learned"}') is not None
+    # A deployment's reader file has margins of its own: off unless a value-fit file is given.
+    own_reader = (
+        f'"qa_reader_path": "{PACKAGED_QA_READER}", '
+        f'"qa_reader_sha256": "{PACKAGED_QA_READER_SHA256}", "qa_reader_floor": 5.0'
+    )
+    assert head_of(f'{{"kind": "learned", {own_reader}}}') is None
+    fitted_for_it = head_of(
+        f'{{"kind": "learned", {own_reader}, "value_fit_path": "{own}",'
+        f' "value_fit_sha256": "{sha256}"}}'
+    )
+    assert fitted_for_it is not None
     chosen = head_of(
         f'{{"kind": "learned", "value_fit": "learned", "value_fit_path": "{own}",'
         f' "value_fit_sha256": "{sha256}"}}'
