@@ -198,7 +198,8 @@ def _digits(text: str) -> str:
     as "2 bed")."""
     spaced = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)
     digits = alpha2digit(spaced, "en", threshold=2)
-    return _THOUSANDS.sub("", digits) if digits != spaced else _THOUSANDS.sub("", text)
+    # Where no number was read in words the hyphens stay ("well-known" is one word).
+    return _THOUSANDS.sub("", digits if digits != spaced else text)
 
 
 def _folded(text: str) -> str:
