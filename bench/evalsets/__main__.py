@@ -51,6 +51,7 @@ async def score_directory(
     mention_floor: float | None = None,
     bare_yeses: str | None = None,
     field_floors: tuple[Path, str] | None = None,
+    value_fit_file: tuple[Path, str] | None = None,
     qa_reader_alone: bool | None = None,
     dropped_items: bool | None = None,
     dropped_items_model: Path | None = None,
@@ -93,6 +94,8 @@ async def score_directory(
         config["qa_reader_alone"] = qa_reader_alone
     if value_fit is not None:
         config["value_fit"] = "learned" if value_fit else "none"
+    if value_fit_file is not None:
+        config["value_fit_path"], config["value_fit_sha256"] = value_fit_file
     proposals: dict[str, Any] = {}
     if replacements_in_requests is not None:
         proposals["replacements_in_requests"] = replacements_in_requests
@@ -150,6 +153,7 @@ async def score_directory(
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
         "value_fit": "default" if value_fit is None else value_fit,
+        "value_fit_file": "packaged" if value_fit_file is None else value_fit_file[0].name,
         "dropped_items": "default" if dropped_items is None else dropped_items,
         "dropped_items_model": "none" if dropped_items_model is None else dropped_items_model.name,
         "heads": "shipped" if heads is None else heads.name,
@@ -312,6 +316,13 @@ def main(argv: list[str] | None = None) -> None:
         help="an unheld field's answers read against its labelled values by the shipped "
         "value-fit head (ADR 0211; default: the product's default)",
     )
+    parser.add_argument(
+        "--value-fit-file",
+        type=Path,
+        help="a value-fit head of the lab's fit in place of the packaged one, with "
+        "--value-fit-sha256 (`python -m factledger.bench.judgement.value_fit`)",
+    )
+    parser.add_argument("--value-fit-sha256", help="the value-fit file's pin")
     add_qa_reader_options(parser)
     parser.add_argument(
         "--as-served",
@@ -335,6 +346,11 @@ def main(argv: list[str] | None = None) -> None:
         if args.field_floors_sha256 is None:
             parser.error("--field-floors-sha256: required with --field-floors")
         floors_file = (args.field_floors, args.field_floors_sha256)
+    value_fit_file = None
+    if args.value_fit_file is not None:
+        if args.value_fit_sha256 is None:
+            parser.error("--value-fit-sha256: required with --value-fit-file")
+        value_fit_file = (args.value_fit_file, args.value_fit_sha256)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")
@@ -368,6 +384,7 @@ def main(argv: list[str] | None = None) -> None:
                 mention_floor=args.mention_floor,
                 bare_yeses=args.bare_yeses,
                 field_floors=floors_file,
+                value_fit_file=value_fit_file,
                 qa_reader_alone=_switch(args.qa_reader_alone),
                 dropped_items=_switch(args.dropped_items),
                 dropped_items_model=args.dropped_items_model,

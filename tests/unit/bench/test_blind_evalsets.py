@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 from uuid import uuid4
@@ -10,8 +11,9 @@ from uuid import uuid4
 import pytest
 import yaml
 
+from factledger.adapters.judgement.value_fit import PACKAGED_VALUE_FIT, ValueFitIntegrityError
 from factledger.bench.evalsets import score
-from factledger.bench.evalsets.__main__ import score_directory
+from factledger.bench.evalsets.__main__ import main, score_directory
 from factledger.bench.evalsets.cases import Answer, parse_cases
 from factledger.bench.evalsets.keyword_spellings import counted
 from factledger.bench.evalsets.run import CaseRun
@@ -367,3 +369,26 @@ def test_the_spellings_count_finds_keywords_that_spell_one_word_twice() -> None:
     counts = counted([case])
 
     assert counts["expected_spelt_twice"] == 2
+
+
+async def test_a_value_fit_file_of_the_labs_fit_is_scored_in_place_of_the_packaged_one(
+    tmp_path: Path,
+) -> None:
+    own = tmp_path / "value-fit.npz"
+    own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
+    sha256 = hashlib.sha256(own.read_bytes()).hexdigest()
+
+    result = await score_directory(
+        _set(tmp_path), "learned", "learned", "bare", value_fit_file=(own, sha256)
+    )
+
+    assert result["value_fit_file"] == "value-fit.npz"
+    with pytest.raises(ValueFitIntegrityError):
+        await score_directory(
+            _set(tmp_path), "learned", "learned", "bare", value_fit_file=(own, "0" * 64)
+        )
+
+
+def test_a_value_fit_file_without_its_pin_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        main(["some/dir", "--extractor", "learned", "--value-fit-file", "value-fit.npz"])
