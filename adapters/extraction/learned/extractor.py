@@ -240,7 +240,7 @@ class LearnedExtractor:
             for n, s in enumerate(found)
             if s.message_index > 0
             and _asks_the_subject(transcript, s.message_index - 1)
-            and (question := _last_sentence(transcript[s.message_index - 1].text))
+            and (question := sentences_of(transcript[s.message_index - 1].text)[-1])
             and not set(keywords(s.clause)) & set(keywords(question))
         ]
         if not doubtful:
@@ -314,11 +314,6 @@ class LearnedExtractor:
                     )
                 )
         return facts
-
-
-def _last_sentence(text: str) -> str:
-    said = sentences_of(text)
-    return said[-1] if said else ""
 
 
 def _asks_the_subject(transcript: Sequence[Message], index: int) -> bool:

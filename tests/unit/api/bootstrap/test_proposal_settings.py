@@ -281,15 +281,21 @@ def test_learned_heads_of_ones_own_must_come_with_a_well_formed_sha256(
         load_settings()
 
 
+def learned_from(monkeypatch: pytest.MonkeyPatch, extractor: str | None) -> LearnedExtractor:
+    """The learned extractor the settings build: from `extractor` (JSON), or the default."""
+    if extractor is not None:
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+    built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    assert isinstance(built, LearnedExtractor)
+    return built
+
+
 def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_heads(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    default = build_extractor(load_settings().extractor, httpx.AsyncClient())
-    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "field_reader": "heads"}')
-    heads = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    default = learned_from(monkeypatch, None)
+    heads = learned_from(monkeypatch, '{"kind": "learned", "field_reader": "heads"}')
 
-    assert isinstance(default, LearnedExtractor)
-    assert isinstance(heads, LearnedExtractor)
     assert isinstance(default.judge, QaReadingJudge)
     assert default.asks_every_field
     assert isinstance(heads.judge, LearnedJudge)
@@ -309,12 +315,9 @@ def test_the_learned_extractor_reads_fields_with_the_qa_reader_unless_told_the_h
 def test_a_bare_yes_to_a_value_said_back_is_dropped_where_the_settings_say(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    default = build_extractor(load_settings().extractor, httpx.AsyncClient())
-    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", '{"kind": "learned", "bare_yeses": "dropped"}')
-    dropped = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    default = learned_from(monkeypatch, None)
+    dropped = learned_from(monkeypatch, '{"kind": "learned", "bare_yeses": "dropped"}')
 
-    assert isinstance(default, LearnedExtractor)
-    assert isinstance(dropped, LearnedExtractor)
     assert default.said_back is None
     assert isinstance(dropped.said_back, QaFieldReader)  # the reader the extractor reads with
     assert isinstance(dropped.judge, QaReadingJudge)
