@@ -174,6 +174,8 @@ async def open_backend(
                         budget_mb=s.mirror_budget_mb,
                         max_facts=s.mirror_max_facts,
                         earn_after=s.mirror_earn_after,
+                        facts_per_search=s.mirror_facts_per_search,
+                        earn_at_most=s.mirror_earn_at_most,
                     )
                 ),
             )

@@ -84,10 +84,15 @@ class PgvectorBackendSettings(NestedSettings):
     # and `mirror_max_facts` per namespace, and searches them there after one round trip that
     # brings them up to date. 0 MB: every search reads the database. A namespace earns its
     # mirror at its `mirror_earn_after`-th search within ten minutes: a subject met once is
-    # served by the database, with no load competing with the searches beside it.
+    # served by the database, with no load competing with the searches beside it. A larger
+    # namespace earns it once searched about as often as its load costs: one search in
+    # `mirror_facts_per_search` facts (null: whatever its size), at most
+    # `mirror_earn_at_most` searches.
     mirror_budget_mb: int = Field(default=256, ge=0, le=65_536)
     mirror_max_facts: int = Field(default=20_000, ge=1)
     mirror_earn_after: int = Field(default=2, ge=1, le=1_000)
+    mirror_facts_per_search: int | None = Field(default=20, ge=1)
+    mirror_earn_at_most: int = Field(default=64, ge=1, le=1_000)
 
     @model_validator(mode="after")
     def _both_or_neither_dsn(self) -> PgvectorBackendSettings:

@@ -17,14 +17,17 @@ from factledger.adapters.embedding.onnx.model_files import (
     OnnxModelFiles,
     OnnxPreset,
 )
+from factledger.adapters.pgvector.mirror.cache import MirrorSettings
 from factledger.api.log_setup import configure_logging
 from factledger.application.memory.ports import Embedder
 from factledger.bench.pgvector.bench import BenchOptions, BenchReport, run_bench
-from factledger.bench.pgvector.contact_centre import ContactCentreOptions
+from factledger.bench.pgvector.contact_centre import ContactCentreOptions, load_line
 from factledger.bench.pgvector.contact_centre_in_process import run_contact_centre
 from factledger.bench.pgvector.contact_centre_served import run_served
 from factledger.bench.pgvector.data import Tier
 from factledger.bench.pgvector.measure import Figures
+from factledger.bench.pgvector.mirror_costs import HEADER as MIRROR_COSTS_HEADER
+from factledger.bench.pgvector.mirror_costs import measure_size
 
 pgvector_app = typer.Typer(help="The pgvector memory backend's benchmark.", no_args_is_help=True)
 
@@ -105,6 +108,9 @@ def bench(
     typer.echo(render(report))
 
 
+DEFAULT_FACTS_PER_SEARCH = MirrorSettings().facts_per_search or 0
+
+
 @pgvector_app.command("contact-centre")
 def contact_centre(
     subjects: Annotated[int, typer.Option(min=10, help="Subjects (one namespace each).")] = 1_000,
@@ -151,6 +157,14 @@ def contact_centre(
             "replaced (JSON, e.g. '{\"under_floor\": null}'), timed in the same blocks."
         ),
     ] = None,
+    facts_per_search: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="In process: the default ways' mirrors earned at a search per this many facts "
+            "of a namespace (ADR 0225); 0 earns them at the second search whatever the size.",
+        ),
+    ] = DEFAULT_FACTS_PER_SEARCH,
 ) -> None:
     """Recall where most subjects are met once: conversations over thousands of subjects, each
     way against the floor (query embedding + the bare exact search) in one run."""
@@ -164,6 +178,7 @@ def contact_centre(
         serve_with=serve_with,
         served_beside=served_beside,
         beside_policy=None if beside_policy is None else json.loads(beside_policy),
+        facts_per_search=facts_per_search or None,
     )
     # Logged as a served process logs (JSON lines at INFO), so recall's own log line costs what
     # it costs in production; the lines go nowhere, the report is the output.
@@ -174,6 +189,41 @@ def contact_centre(
         lines = asyncio.run(run_served(options, real, embedder_model.value, typer.echo))
     else:
         lines = asyncio.run(run_contact_centre(options, real, embedder_model.value, typer.echo))
+    typer.echo("")
+    typer.echo("\n".join(lines))
+
+
+@pgvector_app.command("mirror-costs")
+def mirror_costs(
+    facts: Annotated[
+        list[int] | None,
+        typer.Option(min=10, help="A namespace size to measure (repeatable)."),
+    ] = None,
+    namespaces: Annotated[
+        int, typer.Option(min=2, help="Namespaces of each size (the first warms up).")
+    ] = 8,
+    searches: Annotated[int, typer.Option(min=1, help="Searches of each namespace.")] = 20,
+    embedder_model: Annotated[
+        OnnxPreset, typer.Option(help="The packaged sentence model.")
+    ] = DEFAULT_PRESET,
+    vectors_cache: Annotated[
+        Path | None, typer.Option(help="Folder keeping the pool's vectors between runs.")
+    ] = None,
+) -> None:
+    """What a namespace's mirror costs to load and saves at each search, by size (ADR 0225)."""
+    sizes = facts or [100, 300, 1_000, 2_000, 5_000]
+    options = ContactCentreOptions(vectors_cache=vectors_cache)
+    real = OnnxEmbedder(OnnxModelFiles.preset(embedder_model), threads=1)
+
+    async def measured() -> list[str]:
+        rows = [load_line("start"), "", *MIRROR_COSTS_HEADER]
+        for size in sizes:
+            costs = await measure_size(size, namespaces, searches, real, options)
+            rows.append(costs.row())
+            typer.echo(rows[-1])
+        return [*rows, "", load_line("end")]
+
+    lines = asyncio.run(measured())
     typer.echo("")
     typer.echo("\n".join(lines))
 

@@ -13,8 +13,9 @@ each way with backends of its own (so each meets every namespace cold), embeddin
   LIMIT k` in the namespace, bound and prepared as a search is): what no search of a namespace
   without a mirror can undercut;
 - the database's search alone (mirrors off);
-- the default search with mirrors earned at the n-th search of a namespace, for each n asked
-  (1: every namespace loads at its first search, as before mirrors had to be earned);
+- the search with mirrors earned at the n-th search of a namespace whatever its size, for each
+  n asked (1: every namespace loads at its first search, as before mirrors had to be earned);
+- the default search (mirrors earned as `MirrorSettings` says: ADR 0225 by size);
 - `Recall.recall` over the default search (no ledger behind it), beside the same search
   called directly on a backend of its own, to show what recall adds around the search.
 
@@ -80,6 +81,8 @@ class ContactCentreOptions:
     # the recall policy replaced (`{"under_floor": null}`: ADR 0150's fill off), timed in the
     # same blocks as the default; None: no such way.
     beside_policy: Mapping[str, object] | None = None
+    # In process: the default ways' `MirrorSettings.facts_per_search` (None: any size).
+    facts_per_search: int | None = MirrorSettings().facts_per_search
 
 
 @dataclass(slots=True)
@@ -187,7 +190,7 @@ async def open_backend(
     )
 
 
-def _query(text: str) -> SearchQuery:
+def turn_query(text: str) -> SearchQuery:
     """What `Recall.recall` asks of the backend for one turn under `POLICY`."""
     return SearchQuery(
         text=text,
@@ -219,7 +222,7 @@ def floor_way(
 
 def searching_way(name: str, backend: PgvectorMemoryBackend) -> tuple[Way, Call]:
     async def call(subject: uuid.UUID, text: str) -> None:
-        await backend.search(namespace_for(subject), _query(text))
+        await backend.search(namespace_for(subject), turn_query(text))
 
     mirrors = backend.searcher.mirrors
     return Way(name, loads=lambda: mirrors.loads), call

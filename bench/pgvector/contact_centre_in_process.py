@@ -299,14 +299,12 @@ async def run_contact_centre(
         echo(lines[-1])
         ways = [floor_way(database, real), searching_way("database", database)]
         for n in options.earn_after:
-            earned = await backend(MirrorSettings(earn_after=n))
-            ways.append(searching_way(f"mirror earned at search {n}", earned))
-        default = MirrorSettings()
+            earned = await backend(MirrorSettings(earn_after=n, facts_per_search=None))
+            ways.append(searching_way(f"mirror earned at search {n}, any size", earned))
+        default = MirrorSettings(facts_per_search=options.facts_per_search)
         searched, recalled = await backend(default), await backend(default)
-        ways.append(searching_way(f"search (default, earned at {default.earn_after})", searched))
-        ways.append(
-            recalling_way(f"Recall.recall (default, earned at {default.earn_after})", recalled)
-        )
+        ways.append(searching_way(f"search (default, {_earning(default)})", searched))
+        ways.append(recalling_way(f"Recall.recall (default, {_earning(default)})", recalled))
         beside = options.beside_policy
         async with composed(settings, beside=beside is not None) as runtimes:
             ways += composed_ways(runtimes, settings)
@@ -328,6 +326,16 @@ async def run_contact_centre(
     lines += _beside_lines([way for way, _ in ways[len(paired) :]], paired[-1][0], ways[0][0])
     lines.append(load_line("end"))
     return lines
+
+
+def _earning(settings: MirrorSettings) -> str:
+    """When `settings` mirror a namespace, for a way's name."""
+    if settings.facts_per_search is None:
+        return f"earned at {settings.earn_after}"
+    return (
+        f"earned at {settings.earn_after}, or a search per {settings.facts_per_search} facts, "
+        f"at most {settings.earn_at_most}"
+    )
 
 
 def _report(ways: list[Way], splits: list[Split]) -> list[str]:

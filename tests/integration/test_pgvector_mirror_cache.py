@@ -1,5 +1,6 @@
 """The mirrors a process holds (ADR 0056): earned by a namespace's second search (its first
-reads the database and loads nothing), loaded in the background after a search that reads
+reads the database and loads nothing), by more searches the larger it is (ADR 0225), loaded
+in the background after a search that reads
 the database, never past `max_facts` and tried again only after `retry_seconds`, the least
 recently searched evicted past the budget, idle ones dropped, a running load cancelled by
 `close`, and a failed load logged by its error type while searches keep answering."""
@@ -124,6 +125,60 @@ async def test_searches_further_apart_than_idle_seconds_do_not_earn_a_mirror(
 
         await until(lambda: NS in mirrors.held(), "the earned load")
         assert attempts == [NS]
+
+
+async def test_a_namespace_larger_than_its_searches_have_paid_for_earns_its_mirror_later(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three facts at one search a fact: the first search's load counts them and reads none,
+    # the second is counted, the third loads.
+    settings = MirrorSettings(inline=False, earn_after=1, facts_per_search=1)
+    async with opened(postgres, settings) as two:
+        mirrors = two.mirrored.searcher.mirrors
+        attempts = counted_loads(monkeypatch)
+
+        assert len(await two.mirrored.search(NS, QUERY)) == 3
+        await until(lambda: not mirrors._loading, "the first load's count")
+        assert len(await two.mirrored.search(NS, QUERY)) == 3
+        assert not mirrors._loading
+        assert (attempts, mirrors.held(), mirrors.loads) == ([NS], {}, 0)
+        assert len(await two.mirrored.search(NS, QUERY)) == 3
+
+        await until(lambda: NS in mirrors.held(), "the load the third search earned")
+        assert attempts == [NS, NS]
+        reads_mirror_only(two.mirrored, monkeypatch)
+        assert len(await two.mirrored.search(NS, QUERY)) == 3
+
+
+async def test_a_namespace_grown_since_its_count_waits_for_the_searches_its_new_size_needs(
+    postgres: PostgresLocation,
+) -> None:
+    settings = MirrorSettings(inline=True, earn_after=1, facts_per_search=1, earn_at_most=64)
+    async with opened(postgres, settings) as two:
+        mirrors = two.mirrored.searcher.mirrors
+        await two.mirrored.search(NS, QUERY)  # counts 3 facts: earned at the third search
+        for n in range(3, 5):
+            await two.remember(NS, f"d{n}", f"orders {n} from the supplier")
+
+        await two.mirrored.search(NS, QUERY)
+        await two.mirrored.search(NS, QUERY)  # the third counts 5 now: not yet
+        assert mirrors.held() == {}
+        await two.mirrored.search(NS, QUERY)
+        await two.mirrored.search(NS, QUERY)
+
+        assert mirrors.held() == {NS: 5}
+
+
+async def test_a_load_asked_for_outright_is_not_held_back_by_the_namespace_s_size(
+    postgres: PostgresLocation,
+) -> None:
+    settings = MirrorSettings(inline=False, earn_after=2, facts_per_search=1)
+    async with opened(postgres, settings) as two:
+        mirrors = two.mirrored.searcher.mirrors
+
+        await mirrors.load(NS)
+
+        assert mirrors.held() == {NS: 3}
 
 
 def test_a_mirror_is_earned_at_the_first_search_at_the_earliest() -> None:

@@ -21,7 +21,9 @@ from factledger.application.memory.types import Namespace, SearchQuery
 pytestmark = pytest.mark.integration
 
 
-def pgvector_settings(postgres: PostgresLocation, data_dir: Path, **mirror: int) -> Settings:
+def pgvector_settings(
+    postgres: PostgresLocation, data_dir: Path, **mirror: int | None
+) -> Settings:
     suffix = uuid.uuid4().hex[:8]
     return Settings(
         data_dir=data_dir,
@@ -48,6 +50,7 @@ async def test_the_settings_size_the_mirrors(postgres: PostgresLocation, tmp_pat
         assert mirrors.enabled
         assert (mirrors.settings.budget_mb, mirrors.settings.max_facts) == (64, 5_000)
         assert mirrors.settings.earn_after == 1
+        assert (mirrors.settings.facts_per_search, mirrors.settings.earn_at_most) == (20, 64)
         # In the background, as in production; earned at the first search here.
         await opened.search(Namespace("subject-1"), SearchQuery("supplier", threshold=0.0))
         for _ in range(100):
@@ -71,3 +74,18 @@ async def test_a_budget_of_zero_reads_the_database_on_every_search(
         assert not backend.searcher.mirrors.enabled
         assert backend.searcher.mirrors.held() == {}
         assert backend.searcher.mirrors.loads == 0
+
+
+async def test_the_settings_say_how_many_searches_a_large_namespace_earns_its_mirror_by(
+    postgres: PostgresLocation, tmp_path: Path
+) -> None:
+    settings = pgvector_settings(
+        postgres, tmp_path, mirror_facts_per_search=None, mirror_earn_after=3, mirror_earn_at_most=9
+    )
+
+    async with open_memory_backend(settings) as opened:
+        backend = innermost_backend(opened)
+        assert isinstance(backend, PgvectorMemoryBackend)
+        mirrors = backend.searcher.mirrors.settings
+        assert (mirrors.earn_after, mirrors.facts_per_search, mirrors.earn_at_most) == (3, None, 9)
+

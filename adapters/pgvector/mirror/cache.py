@@ -1,10 +1,15 @@
 """The mirrors one process holds, within a budget.
 
 A search of a namespace without a mirror takes the database's path. A namespace earns a
-mirror by being searched again: its `earn_after`-th search within `idle_seconds` starts the
-mirror's load in the background (one load at a time, so loads never crowd searches out of the
-pool). A subject met once (most of a contact centre's) costs no load that would compete with
-the searches beside it; one searched turn after turn is mirrored from its next turns. The
+mirror by being searched again, as often as its load costs: a load's cost grows with the
+namespace's facts, and a mirror pays it back a little at every search it serves (ADR 0225). Its
+`earn_after`-th search within `idle_seconds` starts the load in the background (one load at a
+time, so loads never crowd searches out of the pool); the load counts the facts first, and a
+namespace larger than its searches so far have paid for is not read: it earns its mirror at the
+search `MirrorSettings.searches_to_earn` names for its size. A subject met once (most of a
+contact centre's) costs no load that would compete with the searches beside it; one searched
+turn after turn is mirrored from its next turns, a large one once it has been searched often
+enough. The
 searches after the load read the mirror, brought up to date first by one round trip
 (`feed.changes`). A namespace past `max_facts`, or whose load failed, is tried again only
 after `retry_seconds`. The least recently searched mirrors go first when the budget is
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 import structlog
 
 from factledger.adapters.pgvector.connection import PgvectorConnections, port_errors
-from factledger.adapters.pgvector.mirror.feed import changes, load
+from factledger.adapters.pgvector.mirror.feed import TooMany, changes, load
 from factledger.adapters.pgvector.mirror.state import MirroredNamespace
 from factledger.application.errors import MemoryBackendError
 from factledger.application.memory.types import Namespace
@@ -44,6 +49,11 @@ class MirrorSettings:
     - `idle_seconds`: a mirror not searched for this long is dropped.
     - `earn_after`: the search of a namespace, counted within `idle_seconds`, that starts its
       load; 1 loads at the first. Until then, and while it loads, the database serves it.
+    - `facts_per_search`: a namespace of `n` facts earns its mirror no earlier than its
+      `ceil(n / facts_per_search)`-th search, and no later than its `earn_at_most`-th (ADR
+      0225: a load costs what the mirror saves over about 5 database searches at 100 facts, 9
+      at 300 and 45-55 at 1,000-5,000, where the load also builds the graph); None:
+      `earn_after` alone, whatever the size.
     - `inline`: the search that finds no mirror loads it and waits (tests); otherwise the
       load runs in the background and that search reads the database.
     """
@@ -55,10 +65,39 @@ class MirrorSettings:
     inline: bool = False
     retry_seconds: float = 60.0
     earn_after: int = 2
+    facts_per_search: int | None = 20
+    earn_at_most: int = 64
 
     def __post_init__(self) -> None:
         if self.earn_after < 1:
             raise ValueError("earn_after: at least 1")
+        if self.facts_per_search is not None and self.facts_per_search < 1:
+            raise ValueError("facts_per_search: at least 1, or None")
+
+    def searches_to_earn(self, facts: int) -> int:
+        """The search of a namespace of `facts` facts, counted within `idle_seconds`, that
+        earns its mirror."""
+        if self.facts_per_search is None:
+            return self.earn_after
+        by_size = -(-facts // self.facts_per_search)
+        return max(self.earn_after, min(self.earn_at_most, by_size))
+
+    def facts_paid_for(self, searches: int) -> int | None:
+        """The most facts a namespace searched `searches` times has earned a mirror of (None:
+        any number)."""
+        if self.facts_per_search is None or searches >= self.earn_at_most:
+            return None
+        return searches * self.facts_per_search
+
+
+@dataclass(frozen=True, slots=True)
+class _Searches:
+    """A namespace's searches counted while it has no mirror: how many, since when, and how
+    many earn its mirror (`earn_after` until a load has counted its facts)."""
+
+    count: int
+    since: float
+    needed: int
 
 
 # How many namespaces without a mirror the process counts searches of: past it the least
@@ -77,8 +116,8 @@ class NamespaceMirrors:
         self._loading: dict[Namespace, asyncio.Task[None]] = {}
         self._retry_at: dict[Namespace, float] = {}
         self._used_at: dict[Namespace, float] = {}  # monotonic: when each mirror was last read
-        # Namespaces without a mirror: their searches so far and when the first was counted.
-        self._searched: OrderedDict[Namespace, tuple[int, float]] = OrderedDict()
+        # Namespaces without a mirror: their searches so far, since when, and how many earn it.
+        self._searched: OrderedDict[Namespace, _Searches] = OrderedDict()
         self._one_load = asyncio.Lock()
         # The namespace being read by the load under way, and whether it was dropped meanwhile
         # (forgotten or dropped by this process): that load's snapshot may predate the change.
@@ -121,50 +160,59 @@ class NamespaceMirrors:
 
     async def _missing(self, ns: Namespace) -> MirroredNamespace | None:
         if self.settings.inline:
-            if not self._earned(ns):
+            searched = self._earned(ns)
+            if searched is None:
                 return None
-            await self.load(ns)
+            await self.load(ns, searched)
             return self._mirrors.get(ns)
         if ns in self._loading or time.monotonic() < self._retry_at.get(ns, 0.0):
             return None
-        if self._earned(ns):
-            task = asyncio.create_task(self.load(ns), name=f"factledger.mirror-load:{ns}")
+        searched = self._earned(ns)
+        if searched is not None:
+            task = asyncio.create_task(self.load(ns, searched), name=f"factledger.mirror-load:{ns}")
             self._loading[ns] = task
             task.add_done_callback(lambda _: self._loading.pop(ns, None))
         return None
 
-    def _earned(self, ns: Namespace) -> bool:
-        """Counts this search of `ns`; true once it is the `earn_after`-th within
-        `idle_seconds` (the count then starts again, for a mirror dropped later)."""
-        earn_after = self.settings.earn_after
-        if earn_after <= 1:
-            return True
+    def _earned(self, ns: Namespace) -> _Searches | None:
+        """Counts this search of `ns`; its searches once they are as many as earn its mirror
+        within `idle_seconds` (the count then starts again, for a mirror dropped later), None
+        before."""
         now = time.monotonic()
-        count, since = self._searched.pop(ns, (0, now))
-        if now - since > self.settings.idle_seconds:
-            count, since = 0, now
-        count += 1
-        if count >= earn_after:
-            return True
-        self._searched[ns] = (count, since)
+        searched = self._searched.pop(ns, None)
+        if searched is None or now - searched.since > self.settings.idle_seconds:
+            # A size counted before is kept: a namespace does not shrink by being left alone.
+            needed = self.settings.earn_after if searched is None else searched.needed
+            searched = _Searches(0, now, needed)
+        searched = _Searches(searched.count + 1, searched.since, searched.needed)
+        if searched.count >= searched.needed:
+            return searched
+        self._count(ns, searched)
+        return None
+
+    def _count(self, ns: Namespace, searched: _Searches) -> None:
+        self._searched[ns] = searched
         if len(self._searched) > _COUNTED_NAMESPACES:
             self._searched.popitem(last=False)
-        return False
 
-    async def load(self, ns: Namespace) -> None:
-        """Loads `ns`'s mirror now (unless it is past `max_facts` or the budget); a failure is
-        logged, and the namespace is tried again after `retry_seconds`."""
+    async def load(self, ns: Namespace, searched: _Searches | None = None) -> None:
+        """Loads `ns`'s mirror now (unless it is past `max_facts`, larger than `searched`, its
+        searches so far, have earned, or past the budget; None: asked for outright, whatever its
+        searches); a failure is logged, and the namespace is tried again after
+        `retry_seconds`."""
         async with self._one_load:
             if ns in self._mirrors:
                 return
             started = time.perf_counter()
+            max_facts = self.settings.max_facts
+            paid_for = None if searched is None else self.settings.facts_paid_for(searched.count)
             self._reading, self._dropped_while_reading = ns, False
             try:
                 with port_errors("mirror load"):
                     mirror = await load(
                         self.db,
                         ns,
-                        max_facts=self.settings.max_facts,
+                        max_facts=max_facts if paid_for is None else min(max_facts, paid_for),
                         dimension=self._dimension,
                         graph_from=self.settings.graph_from,
                     )
@@ -175,11 +223,16 @@ class NamespaceMirrors:
                 return
             finally:
                 self._reading = None
+            if isinstance(mirror, TooMany) and searched is not None and mirror.facts <= max_facts:
+                # Not yet paid for: the searches go on counting towards its size's count.
+                needed = self.settings.searches_to_earn(mirror.facts)
+                self._count(ns, _Searches(searched.count, searched.since, needed))
+                return
             if self._dropped_while_reading:
                 # A forget committed after the snapshot: what it forgot must not be kept. The
                 # next search loads the namespace again.
                 return
-            if mirror is None or mirror.nbytes > self.settings.budget_mb * _MB:
+            if isinstance(mirror, TooMany) or mirror.nbytes > self.settings.budget_mb * _MB:
                 self._retry_later(ns)
                 return
             self._mirrors[ns] = mirror

@@ -1,8 +1,8 @@
 """Reading a namespace into a mirror, and what changed since.
 
 - `load`: the version and every fact of a namespace from one snapshot (a repeatable-read,
-  read-only transaction), vectors in binary; nothing when the namespace holds more facts than
-  a mirror may.
+  read-only transaction), vectors in binary; only its count (`TooMany`) when the namespace
+  holds more facts than the load may take.
 - `changes`: the namespace's epoch and version, and the rows stamped after the mirror's
   version, in one statement (one snapshot: the rows are exactly those up to the version read),
   prepared and bound to the namespace in one round trip (`prepared_search`).
@@ -48,6 +48,14 @@ _ALL = f"SELECT {_COLUMNS} FROM memories WHERE namespace=%s"  # noqa: S608 (cons
 
 
 @dataclass(frozen=True, slots=True)
+class TooMany:
+    """What a load found instead of a mirror: the namespace holds `facts`, more than it may
+    take."""
+
+    facts: int
+
+
+@dataclass(frozen=True, slots=True)
 class Changes:
     epoch: int | None  # None: the namespace has no versions row (never written, or truncated)
     version: int
@@ -66,15 +74,15 @@ class _VectorLoader(Loader):
 
 async def load(
     db: PgvectorConnections, ns: Namespace, *, max_facts: int, dimension: int, graph_from: int
-) -> MirroredNamespace | None:
+) -> MirroredNamespace | TooMany:
     """The namespace's facts as one snapshot has them, with a graph of their vectors from
-    `graph_from` facts (built in a thread); None past `max_facts`."""
+    `graph_from` facts (built in a thread); past `max_facts`, only how many there are."""
     async with db.snapshot(ns) as conn:
         cur = await conn.execute(_COUNT, [ns])
         count_row = await cur.fetchone()
         facts = 0 if count_row is None else int(count_row[0])
         if facts > max_facts:
-            return None
+            return TooMany(facts)
         cur = await conn.execute(_VERSION, {"ns": ns})
         version_row = await cur.fetchone()
         epoch, version = (None, 0)
