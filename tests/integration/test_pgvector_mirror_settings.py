@@ -21,9 +21,7 @@ from factledger.application.memory.types import Namespace, SearchQuery
 pytestmark = pytest.mark.integration
 
 
-def pgvector_settings(
-    postgres: PostgresLocation, data_dir: Path, **mirror: int | None
-) -> Settings:
+def pgvector_settings(postgres: PostgresLocation, data_dir: Path, **mirror: int | None) -> Settings:
     suffix = uuid.uuid4().hex[:8]
     return Settings(
         data_dir=data_dir,
@@ -88,4 +86,3 @@ async def test_the_settings_say_how_many_searches_a_large_namespace_earns_its_mi
         assert isinstance(backend, PgvectorMemoryBackend)
         mirrors = backend.searcher.mirrors.settings
         assert (mirrors.earn_after, mirrors.facts_per_search, mirrors.earn_at_most) == (3, None, 9)
-
