@@ -1,6 +1,6 @@
-"""`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...]`: the
-value-fit head (`adapters.judgement.value_fit`, ADR 0211), fitted on the writers' training
-conversations only (no blind set, converted or not, is read).
+"""`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...] [--reader
+FILE --reader-sha256 HEX]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211),
+fitted on the writers' training conversations only (no blind set, converted or not, is read).
 
 - The bank: every value labelled in a case that is not kept out, by field, embedded with the
   packaged embedder.
@@ -196,7 +196,18 @@ def main(argv: list[str] | None = None) -> None:
         default=LIFT,
         help="the line-level precision the bars must add to the reader's own (ADR 0211)",
     )
+    parser.add_argument(
+        "--reader",
+        type=Path,
+        default=PACKAGED_QA_READER,
+        help="the QA reader whose answers the head reads (default: the packaged file)",
+    )
+    parser.add_argument(
+        "--reader-sha256", help="its pin (required with --reader; the packaged file's by default)"
+    )
     args = parser.parse_args(argv)
+    if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
+        parser.error("--reader-sha256: required with --reader")
     corpora = args.corpus or [DATA]
     embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     values = bank_values(corpora)
@@ -208,7 +219,9 @@ def main(argv: list[str] | None = None) -> None:
         at += len(v)
     bank = Bank.of(by_field)
     blank = ValueFitHead(embedder, bank, np.zeros(len(FEATURES), np.float32), 0.0, 0.5, 0.5, REACH)
-    reader = QaFieldReader.load(PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, READ_FROM)
+    reader = QaFieldReader.load(
+        args.reader, args.reader_sha256 or PACKAGED_QA_READER_SHA256, READ_FROM
+    )
     marked, labelled = marked_answers(reader, corpora)
     rows = asyncio.run(features_of(blank, marked))
     known = np.array([r is not None for r in rows])
