@@ -4,6 +4,8 @@ over it; the regression is fitted on the columns it is read on. Marks made up fo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from factledger.bench.judgement.value_fit import (
     Marked,
     choose,
     fit_regression,
+    main,
     outcome,
     probabilities,
 )
@@ -63,3 +66,12 @@ def test_the_regression_is_returned_on_the_raw_columns() -> None:
 
     assert ((p > 0.5) == (y == 1)).mean() > 0.85
     assert weights[0] == pytest.approx(weights[1] * 50.0, rel=0.3)
+
+
+def test_a_reader_of_ones_own_is_read_only_with_its_pin(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "head.npz"), "--reader", str(tmp_path / "reader.onnx")])
+
+    assert "--reader-sha256: required with --reader" in capsys.readouterr().err
