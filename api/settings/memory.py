@@ -85,9 +85,9 @@ class PgvectorBackendSettings(NestedSettings):
     # brings them up to date. 0 MB: every search reads the database. A namespace earns its
     # mirror at its `mirror_earn_after`-th search within ten minutes: a subject met once is
     # served by the database, with no load competing with the searches beside it. A larger
-    # namespace earns it once searched about as often as its load costs: one search in
+    # namespace earns it once searched about as often as its load costs: a search per
     # `mirror_facts_per_search` facts (null: whatever its size), at most
-    # `mirror_earn_at_most` searches.
+    # `mirror_earn_at_most` searches (ADR 0225).
     mirror_budget_mb: int = Field(default=256, ge=0, le=65_536)
     mirror_max_facts: int = Field(default=20_000, ge=1)
     mirror_earn_after: int = Field(default=2, ge=1, le=1_000)

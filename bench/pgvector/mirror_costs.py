@@ -101,7 +101,7 @@ async def _queries(
     planned: Planned, searches: int, real: Embedder
 ) -> list[tuple[uuid.UUID, list[SearchQuery]]]:
     """`searches` questions about each subject's own facts, their vectors given."""
-    rnd = random.Random(len(planned.subjects))
+    rnd = random.Random(len(planned.subjects))  # the same questions for a size in every run
     out = []
     for subject in planned.subjects:
         texts = [

@@ -8,8 +8,7 @@ time, so loads never crowd searches out of the pool); the load counts the facts 
 namespace larger than its searches so far have paid for is not read: it earns its mirror at the
 search `MirrorSettings.searches_to_earn` names for its size. A subject met once (most of a
 contact centre's) costs no load that would compete with the searches beside it; one searched
-turn after turn is mirrored from its next turns, a large one once it has been searched often
-enough. The
+turn after turn is mirrored from its next turns, a large one once searched often enough. The
 searches after the load read the mirror, brought up to date first by one round trip
 (`feed.changes`). A namespace past `max_facts`, or whose load failed, is tried again only
 after `retry_seconds`. The least recently searched mirrors go first when the budget is
@@ -196,9 +195,9 @@ class NamespaceMirrors:
             self._searched.popitem(last=False)
 
     async def load(self, ns: Namespace, searched: _Searches | None = None) -> None:
-        """Loads `ns`'s mirror now (unless it is past `max_facts`, larger than `searched`, its
-        searches so far, have earned, or past the budget; None: asked for outright, whatever its
-        searches); a failure is logged, and the namespace is tried again after
+        """Loads `ns`'s mirror now, unless it is past `max_facts` or the budget, or larger than
+        the searches counted in `searched` have earned (None: asked for outright, whatever its
+        searches). A failure is logged, and the namespace is tried again after
         `retry_seconds`."""
         async with self._one_load:
             if ns in self._mirrors:
