@@ -230,6 +230,16 @@ class LearnedExtractorSettings(NestedSettings):
             raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
         return value
 
+    @field_validator("read_back_yes", "read_back_floor")
+    @classmethod
+    def _only_with_read_backs(cls, value: object, info: ValidationInfo) -> object:
+        """Who reads a read-back's yes, and the bar of its value, mean something only when
+        read-backs are on: with them off either would silently do nothing."""
+        chosen = value != "judge" if info.field_name == "read_back_yes" else value is not None
+        if chosen and not info.data.get("read_backs"):
+            raise ValueError(f"{info.field_name}: set only with read_backs true")
+        return value
+
     @field_validator("field_floors_sha256")
     @classmethod
     def _a_floors_file_with_its_pin(cls, value: str | None, info: ValidationInfo) -> str | None:

@@ -40,6 +40,7 @@ async def score_directory(
     agreement: bool = False,
     list_spread: bool | None = None,
     list_cuts: bool | None = None,
+    read_backs: bool | None = None,
     read_back_yes: str | None = None,
     read_back_floor: float | None = None,
     held_change: bool | None = None,
@@ -78,6 +79,8 @@ async def score_directory(
         config["qa_reader_list_spread"] = list_spread
     if list_cuts is not None:
         config["qa_reader_list_cuts"] = list_cuts
+    if read_backs is not None:
+        config["read_backs"] = read_backs
     if read_back_yes is not None:
         config["read_back_yes"] = read_back_yes
     if read_back_floor is not None:
@@ -139,6 +142,7 @@ async def score_directory(
         "agreement": agreement,
         "list_spread": "default" if list_spread is None else list_spread,
         "list_cuts": "default" if list_cuts is None else list_cuts,
+        "read_backs": "default" if read_backs is None else read_backs,
         "read_back_yes": read_back_yes or "default",
         "read_back_floor": "default" if read_back_floor is None else read_back_floor,
         "held_change": "default" if held_change is None else held_change,
@@ -233,6 +237,12 @@ def main(argv: list[str] | None = None) -> None:
         choices=("on", "off"),
         help="a list field's span cut where one item ends and the next begins (ADR 0162; "
         "default: the product's default)",
+    )
+    parser.add_argument(
+        "--read-backs",
+        choices=("on", "off"),
+        help="values the agent reads back and the subject confirms proposed (ADR 0138; "
+        "default: the product's default, off)",
     )
     parser.add_argument(
         "--read-back-yes",
@@ -358,8 +368,14 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--candidates: only with --extractor learned")
     if args.agreement and args.extractor != "learned":
         parser.error("--agreement: only with --extractor learned")
-    if args.read_back_yes is not None and args.extractor != "learned":
-        parser.error("--read-back-yes: only with --extractor learned")
+    if args.read_backs is not None and args.extractor != "learned":
+        parser.error("--read-backs: only with --extractor learned")
+    for given, name in (
+        (args.read_back_yes, "--read-back-yes"),
+        (args.read_back_floor, "--read-back-floor"),
+    ):
+        if given is not None and args.read_backs != "on":
+            parser.error(f"{name}: only with --read-backs on")
     results = [
         asyncio.run(
             score_directory(
@@ -373,6 +389,7 @@ def main(argv: list[str] | None = None) -> None:
                 agreement=args.agreement,
                 list_spread=_switch(args.list_spread),
                 list_cuts=_switch(args.list_cuts),
+                read_backs=_switch(args.read_backs),
                 read_back_yes=args.read_back_yes,
                 read_back_floor=args.read_back_floor,
                 held_change=_switch(args.held_change),

@@ -50,14 +50,19 @@ async def _time(extractor: Extractor, request: ExtractionRequest) -> tuple[float
 
 
 def read_back_extractors(rules: Extractor) -> dict[str, Extractor]:
-    """The default beside it without read-backs and with the pair reader's yes (ADR 0138)."""
+    """The default (read-backs off since ADR 0138's merge) beside read-backs confirmed by the
+    answer judge and by its pair reader alone (ADR 0138)."""
     return {
-        "learned, QA reader (the default)": learned_extractor(LearnedExtractorSettings(), rules),
-        "learned, QA reader without read-backs (before ADR 0138)": learned_extractor(
-            LearnedExtractorSettings(read_backs=False), rules
+        "learned, QA reader (the default, no read-backs)": learned_extractor(
+            LearnedExtractorSettings(), rules
+        ),
+        "learned, QA reader, read-backs confirmed by the answer judge (ADR 0138)": (
+            learned_extractor(LearnedExtractorSettings(read_backs=True), rules)
         ),
         "learned, QA reader, read-backs confirmed by the pair reader (ADR 0138)": (
-            learned_extractor(LearnedExtractorSettings(read_back_yes="pair_reader"), rules)
+            learned_extractor(
+                LearnedExtractorSettings(read_backs=True, read_back_yes="pair_reader"), rules
+            )
         ),
     }
 

@@ -395,6 +395,8 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
             "read_back_floor",
         ),
         ('{"kind": "learned", "read_back_yes": "anyone"}', "read_back_yes"),
+        ('{"kind": "learned", "read_back_yes": "pair_reader"}', "read_back_yes"),
+        ('{"kind": "learned", "read_back_floor": 0}', "read_back_floor"),
         (
             '{"kind": "learned", "field_reader": "heads", "qa_reader_alone": true}',
             "qa_reader_alone",
