@@ -330,10 +330,11 @@ def read_back_replies(
 def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> HeldChangeHead | None:
     """The pair head on a held field's value (ADR 0137, 0145), over the judge's embedder (the
     model loads once); None when the settings leave it off (by default, with a deployment's
-    own QA reader file: the shipped head reads the packaged reader's margins)."""
+    own QA reader file and no head file of its own: the shipped head reads the packaged
+    reader's margins)."""
     wanted = settings.qa_reader_held_change
     if wanted is None:
-        wanted = settings.qa_reader_path is None
+        wanted = settings.qa_reader_path is None or settings.held_change_path is not None
     if not wanted or not isinstance(judge, LearnedJudge):
         return None
     if settings.held_change_path is None:

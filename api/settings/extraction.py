@@ -43,6 +43,17 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
     prompt_path: Path | None = None
 
 
+# A component's file or floor, the switch that turns the component off, its value when off,
+# and what the refusal asks for instead (`LearnedExtractorSettings._only_where_it_is_read`).
+_READ_ONLY_WHEN: dict[str, tuple[str, object, str]] = {
+    "forget_reader_path": ("forget_reader", "none", "forget_reader 'default'"),
+    "held_change_path": ("qa_reader_held_change", False, "qa_reader_held_change unset or true"),
+    "answer_stance_path": ("answer_stance", "none", "answer_stance 'learned'"),
+    "value_fit_path": ("value_fit", "none", "value_fit unset or 'learned'"),
+    "qa_reader_agreement_floor": ("qa_reader_agreement", False, "qa_reader_agreement true"),
+}
+
+
 class LearnedExtractorSettings(NestedSettings):
     """The default (ADR 0119): the rules' candidate facts judged sentence by sentence by
     learned heads over the packaged sentence embedder: a third party's fact, small talk, a
@@ -118,7 +129,8 @@ class LearnedExtractorSettings(NestedSettings):
     # heads' embedder, or a deployment's own pinned by SHA-256. Read only with the QA reader,
     # without the heads' agreement. Unset: on with the packaged QA reader, off with a
     # deployment's reader file, whose margins the shipped head (fitted on the packaged
-    # reader's) does not know; `true` or `false` decides either way.
+    # reader's) does not know, unless a held-change file of its own is given (as for the
+    # value-fit head); `true` or `false` decides either way.
     qa_reader_held_change: bool | None = None
     held_change_path: Path | None = None
     held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
@@ -238,6 +250,22 @@ class LearnedExtractorSettings(NestedSettings):
         chosen = value != "judge" if info.field_name == "read_back_yes" else value is not None
         if chosen and not info.data.get("read_backs"):
             raise ValueError(f"{info.field_name}: set only with read_backs true")
+        return value
+
+    @field_validator(
+        "forget_reader_path",
+        "held_change_path",
+        "answer_stance_path",
+        "value_fit_path",
+        "qa_reader_agreement_floor",
+    )
+    @classmethod
+    def _only_where_it_is_read(cls, value: object, info: ValidationInfo) -> object:
+        """A file or floor of a component the settings turn off would silently do nothing."""
+        switch, turned_off, needed = _READ_ONLY_WHEN[str(info.field_name)]
+        # A switch that failed its own check is absent here: its error is the one to show.
+        if value is not None and switch in info.data and info.data[switch] == turned_off:
+            raise ValueError(f"{info.field_name}: set only with {needed}")
         return value
 
     @field_validator("field_floors_sha256")

@@ -13,6 +13,10 @@ from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.event_store import popo_env
 from factledger.adapters.in_memory.key_store import InMemoryKeyStore
+from factledger.adapters.judgement.held_change import (
+    PACKAGED_HELD_CHANGE_HEAD,
+    PACKAGED_HELD_CHANGE_HEAD_SHA256,
+)
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.multilingual_closeness import MultilingualCloseness
 from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
@@ -398,6 +402,17 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
         ('{"kind": "learned", "read_back_yes": "pair_reader"}', "read_back_yes"),
         ('{"kind": "learned", "read_back_floor": 0}', "read_back_floor"),
         (
+            '{"kind": "learned", "forget_reader": "none", "forget_reader_path": "f"}',
+            "forget_reader_path",
+        ),
+        (
+            '{"kind": "learned", "qa_reader_held_change": false, "held_change_path": "f"}',
+            "held_change_path",
+        ),
+        ('{"kind": "learned", "answer_stance_path": "f"}', "answer_stance_path"),
+        ('{"kind": "learned", "value_fit": "none", "value_fit_path": "f"}', "value_fit_path"),
+        ('{"kind": "learned", "qa_reader_agreement_floor": 1}', "qa_reader_agreement_floor"),
+        (
             '{"kind": "learned", "field_reader": "heads", "qa_reader_alone": true}',
             "qa_reader_alone",
         ),
@@ -521,6 +536,24 @@ def test_the_pair_head_is_on_by_default_with_the_packaged_reader_and_off_with_a_
     assert isinstance(own.judge, QaReadingJudge)
     assert packaged.judge.held_change is not None
     assert own.judge.held_change is None
+
+
+def test_the_pair_head_is_read_beside_a_deployments_reader_given_a_head_file_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The packaged head named as the deployment's own file: given, it is what they asked for.
+    monkeypatch.setenv(
+        "FACTLEDGER_EXTRACTOR",
+        f'{{"kind": "learned", "qa_reader_path": "{PACKAGED_QA_READER}", '
+        f'"qa_reader_sha256": "{PACKAGED_QA_READER_SHA256}", "qa_reader_floor": 5.5, '
+        f'"held_change_path": "{PACKAGED_HELD_CHANGE_HEAD}", '
+        f'"held_change_sha256": "{PACKAGED_HELD_CHANGE_HEAD_SHA256}"}}',
+    )
+    own = build_extractor(load_settings().extractor, httpx.AsyncClient())
+
+    assert isinstance(own, LearnedExtractor)
+    assert isinstance(own.judge, QaReadingJudge)
+    assert own.judge.held_change is not None
 
 
 def test_a_deployments_field_floors_are_read_beside_the_reader_they_were_fitted_for(
