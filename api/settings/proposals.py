@@ -103,4 +103,7 @@ class ProposalSettings(NestedSettings):
                 "dropped_items: needs dropped_items_model_path (no dropped-items model ships, "
                 "ADR 0159: train one with `python -m factledger.bench.judgement.dropped fit`)"
             )
+        if not self.dropped_items and self.dropped_items_model_path is not None:
+            # The model would be read by nothing: removals stay off unless asked for.
+            raise ValueError("dropped_items_model_path: set only with dropped_items true")
         return self

@@ -98,6 +98,11 @@ def test_removals_are_off_by_default_and_need_a_model_to_be_on(tmp_path: Path) -
     assert dropped_items_reader(off) is None
 
 
+def test_a_dropped_items_model_given_with_removals_off_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="dropped_items_model_path: set only with"):
+        ProposalSettings(dropped_items_model_path=tmp_path / "dropped.onnx")
+
+
 def test_a_tuned_encoders_file_is_checked_against_its_pin_too(tmp_path: Path) -> None:
     path = tmp_path / "dropped.npz"
     path.write_bytes(b"not the pinned file")
