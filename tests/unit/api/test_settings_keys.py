@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from factledger.adapters.sql_names import sql_name
 from factledger.api.bootstrap.services import recall_policies
-from factledger.api.settings import Settings, SettingsError, load_settings
+from factledger.api.settings import Settings, SettingsError, load_settings, unknown_sections
 from factledger.application.recall.policy import RecallPolicy
 
 POLICY_FIELDS = [f.name for f in dataclasses.fields(RecallPolicy)]
@@ -191,3 +191,31 @@ def test_a_webhook_on_an_internal_address_is_refused_naming_the_setting(url: str
 def test_a_webhook_on_a_public_name_is_accepted() -> None:
     endpoint = {"id": "crm", "tenant": "t1", "url": "https://crm.example.com/h", "secret": "s" * 32}
     assert load_settings(webhooks={"endpoints": [endpoint]}).webhooks.endpoints[0].id == "crm"
+
+
+def test_a_nested_variable_of_no_section_is_refused_naming_it_not_its_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FACTLEDGER_RECAL__ENABLED", "secret-looking-value")
+
+    with pytest.raises(SettingsError, match="no such section: FACTLEDGER_RECAL__ENABLED") as info:
+        load_settings()
+
+    assert "secret-looking-value" not in str(info.value)
+
+
+def test_the_prefixs_own_variables_and_known_sections_are_left_to_their_readers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The client and the MCP server read variables of their own under the same prefix.
+    monkeypatch.setenv("FACTLEDGER_MCP_TOKEN", "token")
+    monkeypatch.setenv("FACTLEDGER_RECALL__ENABLED", "false")
+
+    assert load_settings().recall.enabled is False
+    assert (
+        unknown_sections({"FACTLEDGER_URL": "x", "DATABASE_URL": "y", "factledger_api__x": ""})
+        == []
+    )
+    assert unknown_sections({"FACTLEDGER_JUDGEMENT__HEADS_SHA256": "z"}) == [
+        "FACTLEDGER_JUDGEMENT__HEADS_SHA256"
+    ]
