@@ -181,6 +181,39 @@ async def test_a_load_asked_for_outright_is_not_held_back_by_the_namespace_s_siz
         assert mirrors.held() == {NS: 3}
 
 
+class SteppedClock:
+    """`time` as the cache reads it, its monotonic clock moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def perf_counter(self) -> float:
+        return time.perf_counter()
+
+
+async def test_searches_each_within_idle_seconds_of_the_last_count_on_past_that_span(
+    postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A namespace searched every 8 s earns its mirror at its third search though the three
+    # span 16 s: a mirror searched that often would be kept, so its searches are counted.
+    clock = SteppedClock()
+    settings = MirrorSettings(inline=True, earn_after=3, idle_seconds=10.0)
+    async with opened(postgres, settings) as two:
+        monkeypatch.setattr(cache, "time", clock)
+        mirrors = two.mirrored.searcher.mirrors
+        for _ in range(2):
+            await two.mirrored.search(NS, QUERY)
+            clock.now += 8.0
+        assert mirrors.held() == {}
+
+        await two.mirrored.search(NS, QUERY)
+
+        assert mirrors.held() == {NS: 3}
+
+
 def test_a_mirror_is_earned_at_the_first_search_at_the_earliest() -> None:
     with pytest.raises(ValueError, match="earn_after"):
         MirrorSettings(earn_after=0)

@@ -3,7 +3,8 @@
 A search of a namespace without a mirror takes the database's path. A namespace earns a
 mirror by being searched again, as often as its load costs: a load's cost grows with the
 namespace's facts, and a mirror pays it back a little at every search it serves (ADR 0225). Its
-`earn_after`-th search within `idle_seconds` starts the load in the background (one load at a
+`earn_after`-th search, none further than `idle_seconds` from the one before, starts the load
+in the background (one load at a
 time, so loads never crowd searches out of the pool); the load counts the facts first, and a
 namespace larger than its searches so far have paid for is not read: it earns its mirror at the
 search `MirrorSettings.searches_to_earn` names for its size. A subject met once (most of a
@@ -46,8 +47,9 @@ class MirrorSettings:
     - `graph_from`: a mirror of this many facts or more gets a graph of its vectors
       (`ann.VectorGraph`): a search reads its nearest facts instead of scanning every one.
     - `idle_seconds`: a mirror not searched for this long is dropped.
-    - `earn_after`: the search of a namespace, counted within `idle_seconds`, that starts its
-      load; 1 loads at the first. Until then, and while it loads, the database serves it.
+    - `earn_after`: the search of a namespace that starts its load, counted while no two of
+      its searches are further apart than `idle_seconds` (the span a mirror is kept for); 1
+      loads at the first. Until then, and while it loads, the database serves it.
     - `facts_per_search`: a namespace of `n` facts earns its mirror no earlier than its
       `ceil(n / facts_per_search)`-th search, and no later than its `earn_at_most`-th (ADR
       0225: a load costs what the mirror saves over about 5 database searches at 100 facts, 9
@@ -74,8 +76,8 @@ class MirrorSettings:
             raise ValueError("facts_per_search: at least 1, or None")
 
     def searches_to_earn(self, facts: int) -> int:
-        """The search of a namespace of `facts` facts, counted within `idle_seconds`, that
-        earns its mirror."""
+        """The search of a namespace of `facts` facts that earns its mirror, counted as
+        `earn_after` says."""
         if self.facts_per_search is None:
             return self.earn_after
         by_size = -(-facts // self.facts_per_search)
@@ -91,11 +93,11 @@ class MirrorSettings:
 
 @dataclass(frozen=True, slots=True)
 class _Searches:
-    """A namespace's searches counted while it has no mirror: how many, since when, and how
-    many earn its mirror (`earn_after` until a load has counted its facts)."""
+    """A namespace's searches counted while it has no mirror: how many, when the last was,
+    and how many earn its mirror (`earn_after` until a load has counted its facts)."""
 
     count: int
-    since: float
+    last: float
     needed: int
 
 
@@ -115,7 +117,8 @@ class NamespaceMirrors:
         self._loading: dict[Namespace, asyncio.Task[None]] = {}
         self._retry_at: dict[Namespace, float] = {}
         self._used_at: dict[Namespace, float] = {}  # monotonic: when each mirror was last read
-        # Namespaces without a mirror: their searches so far, since when, and how many earn it.
+        # Namespaces without a mirror: their searches so far, the last one's time, and how many
+        # earn it.
         self._searched: OrderedDict[Namespace, _Searches] = OrderedDict()
         self._one_load = asyncio.Lock()
         # The namespace being read by the load under way, and whether it was dropped meanwhile
@@ -174,16 +177,17 @@ class NamespaceMirrors:
         return None
 
     def _earned(self, ns: Namespace) -> _Searches | None:
-        """Counts this search of `ns`; its searches once they are as many as earn its mirror
-        within `idle_seconds` (the count then starts again, for a mirror dropped later), None
-        before."""
+        """Counts this search of `ns`; its searches once they are as many as earn its mirror,
+        None before. A search further than `idle_seconds` from the one before starts the count
+        again, as a mirror unread that long is dropped; the count also starts again once
+        earned, for a mirror dropped later."""
         now = time.monotonic()
         searched = self._searched.pop(ns, None)
-        if searched is None or now - searched.since > self.settings.idle_seconds:
+        if searched is None or now - searched.last > self.settings.idle_seconds:
             # A size counted before is kept: a namespace does not shrink by being left alone.
             needed = self.settings.earn_after if searched is None else searched.needed
             searched = _Searches(0, now, needed)
-        searched = _Searches(searched.count + 1, searched.since, searched.needed)
+        searched = _Searches(searched.count + 1, now, searched.needed)
         if searched.count >= searched.needed:
             return searched
         self._count(ns, searched)
@@ -225,7 +229,7 @@ class NamespaceMirrors:
             if isinstance(mirror, TooMany) and searched is not None and mirror.facts <= max_facts:
                 # Not yet paid for: the searches go on counting towards its size's count.
                 needed = self.settings.searches_to_earn(mirror.facts)
-                self._count(ns, _Searches(searched.count, searched.since, needed))
+                self._count(ns, _Searches(searched.count, searched.last, needed))
                 return
             if self._dropped_while_reading:
                 # A forget committed after the snapshot: what it forgot must not be kept. The
