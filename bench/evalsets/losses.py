@@ -65,8 +65,7 @@ from factledger.bench.evalsets.run import (
     blind_settings,
     run_case,
 )
-from factledger.bench.evalsets.score import holds_all, match_expected
-from factledger.domain.provenance import Operation
+from factledger.bench.evalsets.score import holds_all, match_expected, value_proposals
 from factledger.testing.manual_clock import ManualClock
 
 NO_FLOOR = -1e9
@@ -153,7 +152,7 @@ def _reader_class(e: Expected, call: Extraction) -> tuple[str, float | None]:
 def classify(e: Expected, n: int, run: CaseRun, call: Extraction | None) -> tuple[str, Any]:
     """The class of a missed expected proposal, and the reader's margin where it has one;
     `+proposed` when the session proposed the field with a value lacking the keywords."""
-    made = [m for m in run.made if m.session == n and m.proposal.operation is not Operation.FORGET]
+    made = [m for m in value_proposals(run.made) if m.session == n]
     suffix = "+proposed" if any(m.proposal.field == e.field for m in made) else ""
     if any(holds_all(m.value, e.keywords) for m in made if m.proposal.field != e.field):
         return "other_field" + suffix, None
@@ -256,7 +255,7 @@ def _tally(
     detail: list[dict[str, Any]] | None = None,
     only_updates: bool = False,
 ) -> None:
-    made = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
+    made = value_proposals(run.made)
     matched = match_expected(run.case, made)
     for n, session in enumerate(run.case.sessions):
         for i, e in enumerate(session.proposals):

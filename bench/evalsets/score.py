@@ -282,6 +282,16 @@ def _across_lines(made: Made) -> bool:
     return any("\n" in words for words in _value_words(made))
 
 
+# Requests to forget, removals and said-lines requests state no value of a field: each is
+# scored apart (`score_run`), never as a proposal right or wrong.
+COUNTED_APART = (Operation.FORGET, Operation.REMOVE, Operation.FORGET_SAID)
+
+
+def value_proposals(made: Iterable[Made]) -> list[Made]:
+    """The proposals of `made` that state a value, the ones precision is counted over."""
+    return [m for m in made if m.proposal.operation not in COUNTED_APART]
+
+
 def score_run(
     run: CaseRun,
     forgets: Mapping[int, Sequence[int]] | None = None,
@@ -299,8 +309,7 @@ def score_run(
     said = [m for m in run.made if m.proposal.operation is Operation.FORGET_SAID]
     tally.said_requests_made = len(said)
     tally.said_requests_right = sum(_names_asked_line(run, m) for m in said)
-    apart = (Operation.FORGET, Operation.REMOVE, Operation.FORGET_SAID)
-    left: list[Made] = [m for m in run.made if m.proposal.operation not in apart]
+    left = value_proposals(run.made)
     tally.made = len(left)
     tally.forget_requests_made = len(asked_to_forget)
     tally.removals_made = len(removals)

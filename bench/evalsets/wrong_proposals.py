@@ -32,9 +32,8 @@ from typing import Any
 from factledger.api.log_setup import configure_logging
 from factledger.bench.evalsets.cases import Case, load_cases
 from factledger.bench.evalsets.run import CaseRun, run_cases
-from factledger.bench.evalsets.score import holds_all, match_expected
+from factledger.bench.evalsets.score import holds_all, match_expected, value_proposals
 from factledger.bench.proposal_eval import Made
-from factledger.domain.provenance import Operation
 from factledger.domain.values import render
 
 
@@ -79,8 +78,9 @@ def wrong_kind(case: Case, made: Made) -> str:
 
 
 def wrong_proposals(run: CaseRun) -> list[Wrong]:
-    """The run's proposals (requests to forget aside) that the scorer matches to nothing."""
-    made = [m for m in run.made if m.proposal.operation is not Operation.FORGET]
+    """The run's proposals that state a value (requests to forget, removals and said-lines
+    requests are scored apart) that the scorer matches to nothing."""
+    made = value_proposals(run.made)
     right = {id(m) for m in match_expected(run.case, made).values()}
     return [
         Wrong(
@@ -109,7 +109,7 @@ async def half_wrong(directory: Path, value_fit: bool | None = None) -> tuple[in
     if value_fit is not None:
         extractor["value_fit"] = "learned" if value_fit else "none"
     runs = await run_cases(load_cases(directory), extractor=extractor)
-    made = sum(1 for r in runs for m in r.made if m.proposal.operation is not Operation.FORGET)
+    made = sum(len(value_proposals(r.made)) for r in runs)
     return made, [w for run in runs for w in wrong_proposals(run)]
 
 

@@ -13,6 +13,7 @@ from factledger.bench.evalsets.run import CaseRun
 from factledger.bench.evalsets.wrong_proposals import half_wrong, wrong_kind, wrong_proposals
 from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Operation
+from factledger.domain.said_lines import SAID_LINES
 from tests.unit.bench.test_blind_evalsets import CASE, _proposal
 
 
@@ -60,6 +61,17 @@ def test_only_the_proposals_matching_nothing_are_listed_with_the_fields_earlier_
         "said_before",
     )
     assert wrong.earlier == ((0, "Boxmart"),)
+
+
+def test_requests_to_forget_removals_and_said_lines_requests_are_never_wrong_proposals() -> None:
+    # The scorer counts each apart (its forget and removal figures), never in precision.
+    made = [
+        Made(1, _proposal("phone", Operation.FORGET, None)),
+        Made(1, _proposal("supplier", Operation.REMOVE, "Boxmart")),
+        Made(1, _proposal(SAID_LINES, Operation.FORGET_SAID, "A-case-s0#0")),
+    ]
+
+    assert wrong_proposals(CaseRun(_case(), made)) == []
 
 
 async def test_a_held_out_half_is_never_read(tmp_path: Path) -> None:
