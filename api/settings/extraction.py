@@ -43,9 +43,11 @@ class OpenAICompatibleExtractorSettings(NestedSettings):
     prompt_path: Path | None = None
 
 
-# A component's file or floor, the switch that turns the component off, its value when off,
-# and what the refusal asks for instead (`LearnedExtractorSettings._only_where_it_is_read`).
+# A component's file, floor or reader, the switch that turns the component off, its value when
+# off, and what the refusal asks for instead (`LearnedExtractorSettings._only_where_it_is_read`).
 _READ_ONLY_WHEN: dict[str, tuple[str, object, str]] = {
+    "read_back_yes": ("read_backs", False, "read_backs true"),
+    "read_back_floor": ("read_backs", False, "read_backs true"),
     "forget_reader_path": ("forget_reader", "none", "forget_reader 'default'"),
     "held_change_path": ("qa_reader_held_change", False, "qa_reader_held_change unset or true"),
     "answer_stance_path": ("answer_stance", "none", "answer_stance 'learned'"),
@@ -242,29 +244,16 @@ class LearnedExtractorSettings(NestedSettings):
             raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
         return value
 
-    @field_validator("read_back_yes", "read_back_floor")
-    @classmethod
-    def _only_with_read_backs(cls, value: object, info: ValidationInfo) -> object:
-        """Who reads a read-back's yes, and the bar of its value, mean something only when
-        read-backs are on: with them off either would silently do nothing."""
-        chosen = value != "judge" if info.field_name == "read_back_yes" else value is not None
-        if chosen and not info.data.get("read_backs"):
-            raise ValueError(f"{info.field_name}: set only with read_backs true")
-        return value
-
-    @field_validator(
-        "forget_reader_path",
-        "held_change_path",
-        "answer_stance_path",
-        "value_fit_path",
-        "qa_reader_agreement_floor",
-    )
+    @field_validator(*_READ_ONLY_WHEN)
     @classmethod
     def _only_where_it_is_read(cls, value: object, info: ValidationInfo) -> object:
-        """A file or floor of a component the settings turn off would silently do nothing."""
-        switch, turned_off, needed = _READ_ONLY_WHEN[str(info.field_name)]
+        """A file, floor or reader of a component the settings turn off would silently do
+        nothing: one given other than its default is refused."""
+        name = str(info.field_name)
+        switch, turned_off, needed = _READ_ONLY_WHEN[name]
+        given = value != cls.model_fields[name].default
         # A switch that failed its own check is absent here: its error is the one to show.
-        if value is not None and switch in info.data and info.data[switch] == turned_off:
+        if given and switch in info.data and info.data[switch] == turned_off:
             raise ValueError(f"{info.field_name}: set only with {needed}")
         return value
 
