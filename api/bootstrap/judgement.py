@@ -61,6 +61,7 @@ from factledger.adapters.judgement.qa_reader.judge import QaReadingJudge
 from factledger.adapters.judgement.qa_reader.mentions import PACKAGED_MENTION_FLOOR, QaFieldMentions
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
+    PACKAGED_QA_READER_SPAN_SLACK,
     QaFieldReader,
     QaReaderIntegrityError,
 )
@@ -197,6 +198,7 @@ def qa_field_reader(
     field_floors: tuple[Path, str | None] | None = None,
     alone: bool = False,
     cut_lists: bool = False,
+    span_slack: float | None = None,
 ) -> QaFieldReader:
     """The one-pass QA reader of fields (ADR 0107): the shipped file, or a deployment's own
     pinned; one per file and process (the proposer's extractor and the backend's share it).
@@ -205,11 +207,14 @@ def qa_field_reader(
     from it (ADR 0152); with `alone` each window is read on its own, the shipped file at the
     floors chosen on reads made so, a deployment's file at its own (ADR 0156); with
     `cut_lists` a list field's span is cut where one item ends and the next begins (ADR
-    0162)."""
+    0162); `span_slack` widens a single-valued field's answer (ADR 0227; None: the shipped
+    file's own slack, none for a deployment's file)."""
     floors = None if field_floors is None else FieldFloors.load(*field_floors)
+    if span_slack is None:
+        span_slack = PACKAGED_QA_READER_SPAN_SLACK if path is None else 0.0
     if path is None:
         packaged = QaFieldReader.packaged(
-            spread_lists=spread_lists, alone=alone, cut_lists=cut_lists
+            spread_lists=spread_lists, alone=alone, cut_lists=cut_lists, span_slack=span_slack
         )
         if floor is None and list_floor is None and held_floor is None and floors is None:
             return packaged
@@ -224,6 +229,7 @@ def qa_field_reader(
             field_floors=floors,
             alone=alone,
             cut_lists=cut_lists,
+            span_slack=span_slack,
         )
     if floor is None:
         raise ValueError("qa_reader_floor: a deployment's QA reader file needs its floor")
@@ -237,6 +243,7 @@ def qa_field_reader(
         field_floors=floors,
         alone=alone,
         cut_lists=cut_lists,
+        span_slack=span_slack,
     )
 
 
@@ -259,6 +266,7 @@ def reader_of(settings: LearnedExtractorSettings) -> QaFieldReader:
         field_floors=field_floors(settings),
         alone=settings.qa_reader_alone,
         cut_lists=settings.qa_reader_list_cuts,
+        span_slack=settings.qa_reader_span_slack,
     )
 
 

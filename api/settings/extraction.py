@@ -112,6 +112,11 @@ class LearnedExtractorSettings(NestedSettings):
     # again is where an update is said (ADR 0128). For the shipped file, its own; for a
     # deployment's file without it, its `qa_reader_floor`.
     qa_reader_held_floor: float | None = Field(default=None, ge=-20, le=20)
+    # How far under its best pair's score a wider span holding it, in the same sentence, may
+    # score and be a single-valued field's answer instead (ADR 0227: "Boots at Whiteladies
+    # Road", not "Whiteladies Road"); 0 takes the best pair as it is. Unset: the shipped
+    # file's own (0.5, chosen on its kept-out cases); a deployment's file's, 0.
+    qa_reader_span_slack: float | None = Field(default=None, ge=0, le=10)
     # Each window of a line read on its own rather than batched with the session's other
     # lines, whose activation range the int8 graph shares (ADR 0155's defect): the reading is
     # then the line's own, at about the same CPU. The shipped file reads so at floors chosen
@@ -226,6 +231,7 @@ class LearnedExtractorSettings(NestedSettings):
         "qa_reader_floor",
         "qa_reader_list_floor",
         "qa_reader_held_floor",
+        "qa_reader_span_slack",
         "qa_reader_mention_floor",
         "qa_reader_agreement_floor",
         "read_back_floor",

@@ -59,6 +59,7 @@ async def score_directory(
     as_served: bool = False,
     forget_reader: Path | None = None,
     value_fit: bool | None = None,
+    span_slack: float | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement, heads, forget_reader)
@@ -108,6 +109,8 @@ async def score_directory(
         proposals["forget_placement_mentions"] = forget_mentions
     if mention_floor is not None:
         config["qa_reader_mention_floor"] = mention_floor
+    if span_slack is not None:
+        config["qa_reader_span_slack"] = span_slack
     if bare_yeses is not None:
         config["bare_yeses"] = bare_yeses
     if dropped_items is not None:
@@ -153,6 +156,7 @@ async def score_directory(
         "forget_said_lines": "default" if forget_said_lines is None else forget_said_lines,
         "forget_mentions": "default" if forget_mentions is None else forget_mentions,
         "mention_floor": "default" if mention_floor is None else mention_floor,
+        "span_slack": "default" if span_slack is None else span_slack,
         "bare_yeses": bare_yeses or "default",
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
@@ -309,6 +313,12 @@ def main(argv: list[str] | None = None) -> None:
         "a reader file of one's own needs one)",
     )
     parser.add_argument(
+        "--span-slack",
+        type=float,
+        help="how far under its best pair's score a wider span in its sentence may score and "
+        "be a single-valued field's answer (ADR 0227; 0: none; default: the product's default)",
+    )
+    parser.add_argument(
         "--field-floors",
         type=Path,
         help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
@@ -408,6 +418,7 @@ def main(argv: list[str] | None = None) -> None:
                 as_served=args.as_served,
                 forget_reader=args.forget_reader,
                 value_fit=_switch(args.value_fit),
+                span_slack=args.span_slack,
             )
         )
         for d in args.sets

@@ -92,6 +92,11 @@ class Tally:
     # match; these say whether a reviewer reads the value as it was said.
     values_said: int = 0
     values_whole: int = 0
+    # The words of every value proposal made, and, over the `values_said` facts, the words
+    # their proposals hold beyond the writer's value's count: keywords reward a longer value,
+    # and these say what a reviewer reads around it (ADR 0227).
+    value_words: int = 0
+    padded_words: int = 0
     questions: int = 0
     answered: int = 0  # questions with answer keywords
     hits: int = 0
@@ -137,6 +142,9 @@ class Tally:
             "whole_values": ratio(self.values_whole, self.values_said),
             "values_said": self.values_said,
             "values_whole": self.values_whole,
+            "words_per_value": round(self.value_words / self.made, 2) if self.made else 0.0,
+            "value_words": self.value_words,
+            "padded_words": self.padded_words,
             "right_note_top3": ratio(self.hits, self.answered),
             "right_notes": self.hits,
             "answered": self.answered,
@@ -319,6 +327,7 @@ def score_run(
     tally.made_right = len(right)
     tally.quotes_without_value = sum(not quote_holds_value(m) for m in left)
     tally.values_across_lines = sum(_across_lines(m) for m in left)
+    tally.value_words = sum(len(m.value.split()) for m in left)
     for n, session in enumerate(case.sessions):
         expected_here = [
             (e, x) for e, x in enumerate(session.proposals) if fields is None or x.field in fields
@@ -329,7 +338,9 @@ def score_run(
             tally.matched += matched
             if matched and said_word_for_word(session.lines, expected.value):
                 tally.values_said += 1
-                tally.values_whole += expected.value.casefold() in hits[(n, e)].value.casefold()
+                made_value = hits[(n, e)].value
+                tally.values_whole += expected.value.casefold() in made_value.casefold()
+                tally.padded_words += max(0, len(made_value.split()) - len(expected.value.split()))
             if expected.updates is not None:
                 tally.updates += 1
                 tally.corrections += expected.correction

@@ -16,17 +16,26 @@ The same training makes a line of several items put a high start on each item's 
 and a high end on each item's last, so the best pair is often the first item's start with
 the last item's end: one span over every item. With `items` (a list field, ADR 0162) a kept
 span is cut where the reader reads one item end and another begin (`cuts`).
+
+Where a value has several plausible edges ("Boots at Whiteladies Road" and "Whiteladies
+Road", "Hollowbrook" and "Hollowbrook Credit Union"), the best pair is often the shortest by
+a hair, and a value cut short loses what a reviewer cannot put back. With `slack` (ADR 0227)
+a single-valued field's answer is the widest span that holds the best pair, stays in its
+sentence, and scores within `slack` of it; its margin stays the best pair's.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import numpy.typing as npt
+
+from factledger.application.sentences import sentence_spans
 
 MAX_SPAN_TOKENS = 30
 _WORD_CHAR = re.compile(r"\w")
@@ -50,6 +59,7 @@ def answers(
     many: bool,
     spread: bool = False,
     items: bool = False,
+    slack: float = 0.0,
 ) -> list[Answer]:
     n = len(offsets)
     if n == 0:
@@ -75,6 +85,7 @@ def answers(
         if items
         else None
     )
+    sentence = _sentence_of_tokens(line, offsets) if slack > 0 and not (items or spread) else None
     found: list[Answer] = []
     taken: list[tuple[int, int]] = []
     for flat in np.argsort(grid, axis=None)[::-1]:
@@ -84,6 +95,15 @@ def answers(
             break
         if any(a <= y and x <= b for x, y in taken):
             continue
+        if sentence is not None:
+            x, y = widest(grid, a, b, slack, sentence)
+            if not any(x <= v and u <= y for u, v in taken):
+                lo, hi = widen(line, offsets[x][0], offsets[y][1])
+                taken.append((x, y))
+                found.append(Answer(lo, hi, over))
+                if not many or len(taken) >= 4:
+                    break
+                continue
         taken.append((a, b))
         for x, y in split(a, b) if split else [(a, b)]:
             lo, hi = widen(line, offsets[x][0], offsets[y][1])
@@ -92,6 +112,33 @@ def answers(
         if not many or len(taken) >= 4:
             break
     return found
+
+
+def widest(
+    grid: npt.NDArray[np.float64],
+    a: int,
+    b: int,
+    slack: float,
+    sentence: npt.NDArray[np.int64],
+) -> tuple[int, int]:
+    """The widest span (x, y) holding (a, b) whose score is within `slack` of its score and
+    whose tokens lie in the sentences (a, b) spans (`sentence`: each token's sentence); of
+    equally wide ones, the best scored."""
+    xs = np.flatnonzero(sentence[: a + 1] >= sentence[a])
+    ys = b + np.flatnonzero(sentence[b:] <= sentence[b])
+    near = grid[np.ix_(xs, ys)]
+    width = ys[None, :] - xs[:, None]
+    # Cells under the bar (or past the longest span, -inf) lose to (a, b) itself.
+    rank = np.where(near >= grid[a, b] - slack, width * 1e6 + near, -np.inf)
+    i, j = np.unravel_index(int(np.argmax(rank)), rank.shape)
+    return int(xs[i]), int(ys[j])
+
+
+def _sentence_of_tokens(line: str, offsets: Sequence[tuple[int, int]]) -> npt.NDArray[np.int64]:
+    """Each token's sentence in `line` (its index among the line's sentences; a token between
+    two sentences counts as the earlier's)."""
+    starts = [start for start, _ in sentence_spans(line)]
+    return np.array([bisect_right(starts, lo) - 1 for lo, _ in offsets], dtype=np.int64)
 
 
 def cuts(

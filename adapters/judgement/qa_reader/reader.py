@@ -56,6 +56,11 @@ PACKAGED_QA_READER_HELD_FLOOR: float | None = 4.5
 PACKAGED_QA_READER_ALONE_FLOOR = 4.5
 PACKAGED_QA_READER_ALONE_LIST_FLOOR = 8.0
 PACKAGED_QA_READER_ALONE_HELD_FLOOR: float | None = 3.5
+# How far under the best pair's score a wider span holding it may score and still be a
+# single-valued field's answer (ADR 0227, `decode.answers`): the slack of the grid 0, 0.25,
+# ..., 1.5 whose answers best match the kept-out cases' labelled spans word for word (mean F1
+# 0.905 against 0.896 at none: `python -m factledger.bench.judgement.qa_reader.span_slack`).
+PACKAGED_QA_READER_SPAN_SLACK = 0.5
 # The reader was trained asking 9-12 fields at once; a kind with more is asked them in groups,
 # so that the fields' words and the line stay well inside the encoder's 512 positions.
 FIELDS_PER_PASS = 24
@@ -179,6 +184,9 @@ class QaFieldReader:
     # A list field's span cut where the reader reads one item end and the next begin (ADR
     # 0162, `decode.cuts`): read off the same scores, so the floors stay the file's.
     cut_lists: bool = False
+    # A single-valued field's answer widened to the widest span in its sentence scoring within
+    # this of the best (ADR 0227, `decode.answers`); 0: the best pair as it is.
+    span_slack: float = 0.0
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -195,6 +203,7 @@ class QaFieldReader:
         field_floors: FieldFloors | None = None,
         alone: bool = False,
         cut_lists: bool = False,
+        span_slack: float = 0.0,
     ) -> QaFieldReader:
         raw = read_pinned(path, sha256, QaReaderIntegrityError, "QA reader file")
         read_pinned(TOKENIZER, TOKENIZER_SHA256, QaReaderIntegrityError, "tokenizer")
@@ -203,14 +212,29 @@ class QaFieldReader:
             raise QaReaderIntegrityError(
                 f"field floors were fitted for another reader than {path.name}"
             )
-        return cls(raw, floor, list_floor, held_floor, spread_lists, field_floors, alone, cut_lists)
+        return cls(
+            raw,
+            floor,
+            list_floor,
+            held_floor,
+            spread_lists,
+            field_floors,
+            alone,
+            cut_lists,
+            span_slack,
+        )
 
     @classmethod
     def packaged(
-        cls, *, spread_lists: bool = False, alone: bool = False, cut_lists: bool = False
+        cls,
+        *,
+        spread_lists: bool = False,
+        alone: bool = False,
+        cut_lists: bool = False,
+        span_slack: float = PACKAGED_QA_READER_SPAN_SLACK,
     ) -> QaFieldReader:
-        """The shipped file at its floors: read alone, at the floors chosen on reads made
-        alone (the spread list floor was not chosen again and is kept)."""
+        """The shipped file at its floors and span slack: read alone, at the floors chosen
+        on reads made alone (the spread list floor was not chosen again and is kept)."""
         if spread_lists:
             list_floor = PACKAGED_QA_READER_SPREAD_LIST_FLOOR
         elif alone:
@@ -226,6 +250,7 @@ class QaFieldReader:
             spread_lists=spread_lists,
             alone=alone,
             cut_lists=cut_lists,
+            span_slack=span_slack,
         )
 
     def floor_of(
@@ -314,6 +339,7 @@ class QaFieldReader:
                         many=True,
                         spread=self.spread_lists and name in lists,
                         items=self.cut_lists and name in lists,
+                        slack=0.0 if name in lists else self.span_slack,
                     ):
                         keep_best(best, line, name, a)
         return list(best.values())

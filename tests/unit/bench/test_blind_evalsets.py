@@ -230,6 +230,19 @@ def test_a_true_fact_said_word_for_word_counts_whole_only_when_proposed_whole() 
     assert score_run(CaseRun(case, [])).as_dict()["values_said"] == 0
 
 
+def test_the_words_of_values_and_those_padding_a_whole_value_are_counted() -> None:
+    (case,) = parse_cases(copy.deepcopy(CASE))
+    padded = [
+        Made(0, _proposal("supplier", Operation.SET, "we buy from Boxmart")),
+        Made(0, _proposal("budget", Operation.SET, "40,000")),
+    ]
+    tally = score_run(CaseRun(case, padded)).as_dict()
+
+    # Four words and one; the supplier's value, said as "Boxmart", padded by three words; a
+    # value shorter than the writer's pads nothing.
+    assert (tally["value_words"], tally["words_per_value"], tally["padded_words"]) == (5, 2.5, 3)
+
+
 def test_a_number_said_in_words_holds_the_digits_of_the_expected_value() -> None:
     (case,) = parse_cases(copy.deepcopy(CASE))
     said = [Made(0, _proposal("budget", Operation.SET, "forty thousand dollars"))]

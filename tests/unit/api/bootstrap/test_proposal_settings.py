@@ -34,6 +34,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_HELD_FLOOR,
     PACKAGED_QA_READER_LIST_FLOOR,
     PACKAGED_QA_READER_SHA256,
+    PACKAGED_QA_READER_SPAN_SLACK,
     PACKAGED_QA_READER_SPREAD_LIST_FLOOR,
     QaFieldReader,
     QaReaderIntegrityError,
@@ -393,6 +394,11 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
             '{"kind": "learned", "field_reader": "heads", "qa_reader_held_floor": 4}',
             "qa_reader_held_floor",
         ),
+        (
+            '{"kind": "learned", "field_reader": "heads", "qa_reader_span_slack": 1}',
+            "qa_reader_span_slack",
+        ),
+        ('{"kind": "learned", "qa_reader_span_slack": -0.5}', "qa_reader_span_slack"),
         ('{"kind": "learned", "held_answer": "first"}', "held_answer"),
         (
             '{"kind": "learned", "field_reader": "heads", "read_back_floor": 0}',
@@ -514,6 +520,30 @@ def test_list_cuts_are_off_by_default_and_reach_the_packaged_and_a_deployments_r
     # ADR 0162: read off the scores the file gives, so the floors stay the file's.
     assert (default.cut_lists, packaged.cut_lists, own.cut_lists) == (False, True, True)
     assert (packaged.floor, packaged.list_floor) == (default.floor, default.list_floor)
+
+
+def test_the_span_slack_is_the_packaged_files_own_none_for_a_deployments_unless_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    own_file = (
+        f'"qa_reader_path": "{PACKAGED_QA_READER}", '
+        f'"qa_reader_sha256": "{PACKAGED_QA_READER_SHA256}", "qa_reader_floor": 5.5'
+    )
+    packaged = reader_built_from(monkeypatch, '{"kind": "learned"}')
+    packaged_set = reader_built_from(monkeypatch, '{"kind": "learned", "qa_reader_span_slack": 0}')
+    floors_set = reader_built_from(monkeypatch, '{"kind": "learned", "qa_reader_held_floor": 4.0}')
+    own = reader_built_from(monkeypatch, f'{{"kind": "learned", {own_file}}}')
+    own_set = reader_built_from(
+        monkeypatch, f'{{"kind": "learned", "qa_reader_span_slack": 1.5, {own_file}}}'
+    )
+
+    # ADR 0227: chosen on the shipped file's kept-out cases; another file's scores are its own.
+    assert (packaged.span_slack, packaged_set.span_slack, floors_set.span_slack) == (
+        PACKAGED_QA_READER_SPAN_SLACK,
+        0.0,
+        PACKAGED_QA_READER_SPAN_SLACK,
+    )
+    assert (own.span_slack, own_set.span_slack) == (0.0, 1.5)
 
 
 def test_the_pair_head_is_on_by_default_with_the_packaged_reader_and_off_with_a_deployments(
