@@ -1,13 +1,14 @@
 """`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...] [--reader
-FILE --reader-sha256 HEX]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211),
-fitted on the writers' training conversations only (no blind set, converted or not, is read).
+FILE --reader-sha256 HEX] [--span-slack S]`: the value-fit head
+(`adapters.judgement.value_fit`, ADR 0211), fitted on the writers' training conversations only
+(no blind set, converted or not, is read).
 
 - The bank: every value labelled in a case that is not kept out, by field, embedded with the
   packaged embedder.
 - The answers: the kept-out cases (one in eight by a hash of the id, never trained on by the
-  reader and never in the bank) read once through the product's adapter from `reach` under
-  each kind's bar, at ADR 0107's line level; each is right when it overlaps a labelled span
-  of the same field and line.
+  reader and never in the bank) read once through the product's adapter (at the span slack
+  given, ADR 0227) from `reach` under each kind's bar, at ADR 0107's line level; each is
+  right when it overlaps a labelled span of the same field and line.
 - The regression: fitted on those answers' five features; its bars chosen, by the rule ADR
   0211 wrote first, on predictions made for each fifth of the cases by a fit on the other
   four: the pair (`keep_min`, `admit_min`, the second never under the first) of the grid
@@ -205,6 +206,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--reader-sha256", help="its pin (required with --reader; the packaged file's by default)"
     )
+    parser.add_argument(
+        "--span-slack",
+        type=float,
+        default=0.0,
+        help="the reader's span slack (ADR 0227; default 0: the best pairs, which the shipped "
+        "head was fitted on)",
+    )
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
         parser.error("--reader-sha256: required with --reader")
@@ -220,7 +228,10 @@ def main(argv: list[str] | None = None) -> None:
     bank = Bank.of(by_field)
     blank = ValueFitHead(embedder, bank, np.zeros(len(FEATURES), np.float32), 0.0, 0.5, 0.5, REACH)
     reader = QaFieldReader.load(
-        args.reader, args.reader_sha256 or PACKAGED_QA_READER_SHA256, READ_FROM
+        args.reader,
+        args.reader_sha256 or PACKAGED_QA_READER_SHA256,
+        READ_FROM,
+        span_slack=args.span_slack,
     )
     marked, labelled = marked_answers(reader, corpora)
     rows = asyncio.run(features_of(blank, marked))
