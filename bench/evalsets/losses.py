@@ -89,7 +89,10 @@ class Recorder:
 
 def _unfloored(reader: QaFieldReader) -> QaFieldReader:
     reader._ready()
-    return QaFieldReader(b"", NO_FLOOR, NO_FLOOR, _loaded=reader._loaded)
+    # The product's slack (ADR 0227): a span is judged by the words the product would propose.
+    return QaFieldReader(
+        b"", NO_FLOOR, NO_FLOOR, span_slack=reader.span_slack, _loaded=reader._loaded
+    )
 
 
 @contextmanager
