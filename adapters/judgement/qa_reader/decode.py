@@ -39,6 +39,9 @@ from factledger.application.sentences import sentence_spans
 
 MAX_SPAN_TOKENS = 30
 _WORD_CHAR = re.compile(r"\w")
+# Characters that join two runs of word characters into one word: "Jae-won", "2.7", "5,000",
+# "sasha.p88@gmail.com" (a comma only between digits).
+_JOINED = re.compile(r"\w[-.@]\w|\d,\d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,11 +223,19 @@ def _apart(line: str, offsets: Sequence[tuple[int, int]]) -> Callable[[int, int]
 
 
 def widen(line: str, start: int, end: int) -> tuple[int, int]:
-    while start > 0 and _WORD_CHAR.match(line[start - 1]):
-        start -= 1
-    while end < len(line) and _WORD_CHAR.match(line[end]):
-        end += 1
-    return start, end
+    """(start, end) grown to whole words, a word running on across a joining character."""
+    while True:
+        before = (start, end)
+        while start > 0 and _WORD_CHAR.match(line[start - 1]):
+            start -= 1
+        while end < len(line) and _WORD_CHAR.match(line[end]):
+            end += 1
+        if start >= 2 and _JOINED.fullmatch(line, start - 2, start + 1):
+            start -= 1
+        if end + 1 < len(line) and _JOINED.fullmatch(line, end - 1, end + 2):
+            end += 1
+        if (start, end) == before:
+            return start, end
 
 
 def _logsumexp(x: npt.NDArray[np.float64]) -> float:
