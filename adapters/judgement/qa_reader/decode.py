@@ -100,17 +100,15 @@ def answers(
             continue
         if sentence is not None:
             x, y = widest(grid, a, b, slack, sentence)
-            if not any(x <= v and u <= y for u, v in taken):
+            # Widened into a better answer's span, it keeps its own words.
+            x, y = (a, b) if any(x <= v and u <= y for u, v in taken) else (x, y)
+            taken.append((x, y))
+            found.append(Answer(*widen(line, offsets[x][0], offsets[y][1]), over))
+        else:
+            taken.append((a, b))
+            for x, y in split(a, b) if split else [(a, b)]:
                 lo, hi = widen(line, offsets[x][0], offsets[y][1])
-                taken.append((x, y))
-                found.append(Answer(lo, hi, over))
-                if not many or len(taken) >= 4:
-                    break
-                continue
-        taken.append((a, b))
-        for x, y in split(a, b) if split else [(a, b)]:
-            lo, hi = widen(line, offsets[x][0], offsets[y][1])
-            found.append(Answer(lo, hi, float(grid[x, y]) - null))
+                found.append(Answer(lo, hi, float(grid[x, y]) - null))
         # At most four answers a line, however many items their cuts make.
         if not many or len(taken) >= 4:
             break
