@@ -88,7 +88,8 @@ def answers(
         if items
         else None
     )
-    sentence = _sentence_of_tokens(line, offsets) if slack > 0 and not (items or spread) else None
+    widens = slack > 0 and not (items or spread)
+    sentence: npt.NDArray[np.int64] | None = None  # read at the first answer, if any
     found: list[Answer] = []
     taken: list[tuple[int, int]] = []
     for flat in np.argsort(grid, axis=None)[::-1]:
@@ -98,7 +99,9 @@ def answers(
             break
         if any(a <= y and x <= b for x, y in taken):
             continue
-        if sentence is not None:
+        if widens:
+            if sentence is None:
+                sentence = _sentence_of_tokens(line, offsets)
             x, y = widest(grid, a, b, slack, sentence)
             # Widened into a better answer's span, it keeps its own words.
             x, y = (a, b) if any(x <= v and u <= y for u, v in taken) else (x, y)
