@@ -77,7 +77,8 @@ def proposed(reads: Sequence[Read], lists: Mapping[str, bool], floor: float) -> 
     return out + list(best.values())
 
 
-def _overlaps(r: Read, g: GoldSpan) -> bool:
+def overlaps(r: Read, g: GoldSpan) -> bool:
+    """Whether `r` is an answer of `g`'s field and line sharing a character with it."""
     return (
         (r.case_id, r.session, r.line, r.field) == (g.case_id, g.session, g.line, g.field)
         and r.start < g.end
@@ -87,8 +88,8 @@ def _overlaps(r: Read, g: GoldSpan) -> bool:
 
 def score_spans(reads: Sequence[Read], gold: Sequence[GoldSpan]) -> dict[str, float | int]:
     """Every answer counted (line level): right if it overlaps a gold span of its pair."""
-    right = sum(any(_overlaps(r, g) for g in gold) for r in reads)
-    found = sum(any(_overlaps(r, g) for r in reads) for g in gold)
+    right = sum(any(overlaps(r, g) for g in gold) for r in reads)
+    found = sum(any(overlaps(r, g) for r in reads) for g in gold)
     return figures(right, len(reads), found, len(gold))
 
 
@@ -96,7 +97,7 @@ def score_one_to_one(reads: Sequence[Read], gold: Sequence[GoldSpan]) -> dict[st
     left = list(reads)
     found = 0
     for g in gold:
-        hit = next((r for r in left if _overlaps(r, g)), None)
+        hit = next((r for r in left if overlaps(r, g)), None)
         if hit is not None:
             left.remove(hit)
             found += 1

@@ -16,7 +16,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from factledger.adapters.judgement.qa_reader.reader import (
@@ -28,7 +28,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
 )
 from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
-from factledger.bench.judgement.qa_reader.scoring import GoldSpan, Read
+from factledger.bench.judgement.qa_reader.scoring import GoldSpan, Read, overlaps
 from factledger.bench.judgement.qa_reader.sessions import Session, kept_out_sessions
 
 GRID = tuple(n / 4 for n in range(7))  # 0, 0.25, ..., 1.5
@@ -69,11 +69,8 @@ def span_figures(
     scores: list[float] = []
     exact = extra = 0
     for r in reads:
-        over = [
-            g
-            for g in labels.get((r.case_id, r.session, r.line, r.field), [])
-            if g.start < r.end and r.start < g.end
-        ]
+        key = (r.case_id, r.session, r.line, r.field)
+        over = [g for g in labels.get(key, []) if overlaps(r, g)]
         if not over:
             continue
         text, label = lines[(r.case_id, r.session, r.line)], over[0]
@@ -107,12 +104,8 @@ def slack_figures(reader: QaFieldReader, corpora: Sequence[Path]) -> dict[str, o
     return {
         "sessions": len(sessions),
         "span_slack": choose(figures),
-        "kept_out single-valued answers": {str(s): vars_of(f) for s, f in figures.items()},
+        "kept_out single-valued answers": {str(s): asdict(f) for s, f in figures.items()},
     }
-
-
-def vars_of(figures: SpanFigures) -> dict[str, float | int]:
-    return {name: getattr(figures, name) for name in SpanFigures.__slots__}
 
 
 def _single_valued(sessions: Sequence[Session]) -> set[tuple[str, str]]:
