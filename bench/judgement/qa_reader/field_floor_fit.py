@@ -20,6 +20,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_FLOOR,
     PACKAGED_QA_READER_LIST_FLOOR,
 )
+from factledger.bench.evalsets.score import holds_all
 from factledger.bench.judgement.qa_reader.scoring import GoldKeywords, GoldSpan, Read
 
 SPLIT_PRECISION_GIVEN = 0.010
@@ -162,10 +163,18 @@ def half_of(case_id: str) -> int:
     return hashlib.sha256(case_id.encode("utf-8")).digest()[0] % 2
 
 
+Fitter = Callable[[Sequence[Marked], Sequence[Labelled], FitRule], Floors]
+
+
 def split_check(
-    marked: Sequence[Marked], labelled: Sequence[Labelled], rule: FitRule
+    marked: Sequence[Marked],
+    labelled: Sequence[Labelled],
+    rule: FitRule,
+    fitter: Fitter | None = None,
 ) -> dict[str, object]:
-    """Floors fitted on each half of the cases, read on the other, beside the base floors."""
+    """Floors fitted (by `fitter`, ADR 0152's `fit` by default) on each half of the cases,
+    read on the other, beside the base floors."""
+    fitter = fitter or fit
     out: dict[str, object] = {}
     passed = True
     for fit_half in (0, 1):
@@ -173,7 +182,7 @@ def split_check(
         fit_g = [g for g in labelled if half_of(g.case_id) == fit_half]
         test_m = [m for m in marked if half_of(m.case_id) != fit_half]
         test_g = [g for g in labelled if half_of(g.case_id) != fit_half]
-        fitted = fit(fit_m, fit_g, rule)
+        fitted = fitter(fit_m, fit_g, rule)
         base, own = figures(test_m, test_g, {}, rule), figures(test_m, test_g, fitted, rule)
         ok = (
             float(own["recall"]) >= float(base["recall"])
@@ -190,14 +199,16 @@ def writer_check(
     labelled: Sequence[Labelled],
     rule: FitRule,
     writer_of: Callable[[str], str],
+    fitter: Fitter | None = None,
 ) -> dict[str, object]:
     """Leave one writer out: floors fitted on every other writer's kept-out cases, read on
     that writer's, beside the base floors; and the counts summed over the writers. Unlike
     the split-half check, it asks whether the fit carries over to a writer it never read."""
+    fitter = fitter or fit
     out: dict[str, object] = {}
     summed = {"base": [0, 0, 0, 0], "own floors": [0, 0, 0, 0]}  # right, made, found, spans
     for writer in sorted({writer_of(m.case_id) for m in marked}):
-        fitted = fit(
+        fitted = fitter(
             [m for m in marked if writer_of(m.case_id) != writer],
             [g for g in labelled if writer_of(g.case_id) != writer],
             rule,
@@ -248,8 +259,8 @@ def file_body(floors: Floors, reader_sha256: str) -> dict[str, object]:
 def mark_blind(reads: Sequence[Read], gold: Sequence[GoldKeywords], lists: Mapping[str, bool]
                ) -> list[Marked]:  # fmt: skip
     """A blind dev half's answers at the line level, right when they hold every keyword of an
-    expected proposal of their session and field (the scorer's test, without its one-to-one
-    pairing and its numbers in words)."""
+    expected proposal of their session and field (the scorer's reading of keywords, numbers
+    in words and one spelling of a word included, without its one-to-one pairing)."""
     expected: dict[tuple[str, int, str], list[tuple[str, ...]]] = defaultdict(list)
     for g in gold:
         expected[(g.case_id, g.session, g.field)].append(g.keywords)
@@ -259,13 +270,53 @@ def mark_blind(reads: Sequence[Read], gold: Sequence[GoldKeywords], lists: Mappi
             r.field,
             lists.get(r.field, False),
             r.margin,
-            any(
-                all(k.lower() in r.value.lower() for k in keywords)
-                for keywords in expected[(r.case_id, r.session, r.field)]
-            ),
+            any(holds_all(r.value, k) for k in expected[(r.case_id, r.session, r.field)]),
         )
         for r in reads
     ]
+
+
+def label_blind(reads: Sequence[Read], gold: Sequence[GoldKeywords], lists: Mapping[str, bool]
+                ) -> list[Labelled]:  # fmt: skip
+    """A blind dev half's expected proposals, each with the highest margin of an answer of its
+    session and field that holds every one of its keywords (None: no answer does), as
+    `mark_blind` marks that answer right."""
+    by_key: dict[tuple[str, int, str], list[Read]] = defaultdict(list)
+    for r in reads:
+        by_key[(r.case_id, r.session, r.field)].append(r)
+    out = []
+    for g in gold:
+        key = (g.case_id, g.session, g.field)
+        best = max((r.margin for r in by_key[key] if holds_all(r.value, g.keywords)), default=None)
+        out.append(Labelled(g.case_id, g.field, lists.get(g.field, False), best))
+    return out
+
+
+def fit_marginal(
+    marked: Sequence[Marked], labelled: Sequence[Labelled], rule: FitRule, tau: float
+) -> dict[tuple[str, bool], float]:
+    """ADR 0229: each well-supported field's floor of the grid where the answers it keeps
+    gain most, each right answer counting 1 - `tau` and each wrong one -`tau`; so a band of
+    margins is kept where its own precision beats `tau`, whatever the field's average.
+    Among floors that gain alike, the nearest its kind's."""
+    support: dict[tuple[str, bool], int] = defaultdict(int)
+    for g in labelled:
+        support[(g.field, g.is_list)] += 1
+    by_field: dict[tuple[str, bool], list[Marked]] = defaultdict(list)
+    for m in marked:
+        by_field[(m.field, m.is_list)].append(m)
+    floors: dict[tuple[str, bool], float] = {}
+    for key, answers in sorted(by_field.items()):
+        if support[key] < rule.support:
+            continue
+        base = rule.base(is_list=key[1])
+
+        def gain(x: float, answers: Sequence[Marked] = answers) -> float:
+            kept = [m for m in answers if m.margin >= x]
+            return round(sum(m.right for m in kept) - tau * len(kept), 6)
+
+        floors[key] = max(rule.grid(is_list=key[1]), key=lambda x: (gain(x), -abs(x - base)))
+    return floors
 
 
 def _band(answers: Sequence[Marked], key: tuple[str, bool], low: float, high: float) -> str:

@@ -13,6 +13,8 @@ from factledger.bench.judgement.qa_reader.field_floor_fit import (
     figures,
     file_body,
     fit,
+    fit_marginal,
+    label_blind,
     mark,
     mark_blind,
     writer_check,
@@ -153,3 +155,48 @@ def test_one_writer_left_out_fits_on_the_others_and_reads_on_that_writer() -> No
 
     assert y["own floors"]["precision"] < y["base"]["precision"]
     assert own["made"] > base["made"]
+
+
+def test_a_blind_expected_proposal_is_found_at_its_best_answer_holding_every_keyword() -> None:
+    reads = [
+        Read("w:c1", 0, 1, "supplier", 0, 8, "Kartonia", 3.0),
+        Read("w:c1", 0, 2, "supplier", 0, 15, "Kartonia Boxes", 6.0),
+        Read("w:c1", 0, 2, "employer", 0, 15, "Kartonia Boxes", 9.0),
+        Read("w:c1", 1, 1, "supplier", 0, 8, "Kartonia", 8.0),
+        Read("w:c1", 0, 3, "bedrooms", 0, 13, "four bedrooms", 5.0),
+    ]
+    gold = [
+        GoldKeywords("w:c1", 0, "supplier", ("kartonia",)),
+        GoldKeywords("w:c1", 0, "supplier", ("Kartonia", "boxes")),
+        GoldKeywords("w:c1", 0, "competitors", ("Kartonia",)),
+        GoldKeywords("w:c1", 0, "bedrooms", ("4",)),
+    ]
+
+    labelled = label_blind(reads, gold, {"competitors": True})
+
+    assert [g.best for g in labelled] == [6.0, 6.0, None, 5.0]
+    assert [g.is_list for g in labelled] == [False, False, True, False]
+
+
+def test_the_marginal_rule_keeps_a_band_by_its_own_precision_not_the_fields_average() -> None:
+    # Over the base floor the field is always right; its band at 4.0 is right 3 times in 4,
+    # its band at 3.0 once in 4. At a bar of 0.6 the floor keeps the first band, not the
+    # second, though the field's average down to 3.0 would still beat 0.6.
+    field = answers("f", [(7.0, True)] * 40 + [(4.0, i % 4 != 0) for i in range(20)])
+    field += answers("f", [(3.0, i % 4 == 0) for i in range(20)])
+    gold = spans("f", [7.0] * 60)
+
+    floors = fit_marginal(field, gold, RULE, 0.6)
+
+    assert 3.0 < floors[("f", False)] <= 4.0
+
+
+def test_the_marginal_rule_raises_a_floor_over_a_band_wrong_more_often_than_the_bar() -> None:
+    field = answers("f", [(8.0, True)] * 30 + [(6.0, i % 2 == 0) for i in range(20)])
+    gold = spans("f", [8.0] * 40) + spans("thin", [8.0] * 3)
+    thin = answers("thin", [(6.0, False)] * 3)
+
+    floors = fit_marginal([*field, *thin], gold, RULE, 0.6)
+
+    assert 6.0 < floors[("f", False)] <= 8.0
+    assert ("thin", False) not in floors  # too few labelled spans for a floor of its own
