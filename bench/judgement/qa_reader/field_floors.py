@@ -161,7 +161,10 @@ def main(argv: list[str] | None = None) -> None:
     reader = QaFieldReader.load(args.reader, sha256, READ_FROM, span_slack=slack)
     if args.fit_on:
         marked, labelled = read_blind(reader, args.fit_on)
-        who = {x.case_id: x.case_id.split(":")[0] for x in [*marked, *labelled]}
+        # A blind case's id is `<writer>:<id>`: each set is one writer.
+        who = {
+            c: c.split(":")[0] for c in {x.case_id for x in marked} | {g.case_id for g in labelled}
+        }
     else:
         marked, labelled = read_kept_out(reader, args.corpus or [DATA], args.cache)
         who = writers(args.corpus or [DATA])
