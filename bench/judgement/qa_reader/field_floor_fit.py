@@ -119,17 +119,25 @@ def _precision(answers: Sequence[Marked], x: float) -> tuple[int, int]:
     return sum(m.right for m in kept), len(kept)
 
 
-def fit(
-    marked: Sequence[Marked], labelled: Sequence[Labelled], rule: FitRule
-) -> dict[tuple[str, bool], float]:
-    """Each well-supported field's own floor by the rule (fields keeping their kind's floor
-    are left out)."""
+def _supported(
+    marked: Sequence[Marked], labelled: Sequence[Labelled]
+) -> tuple[dict[tuple[str, bool], int], dict[tuple[str, bool], list[Marked]]]:
+    """Per (field, is_list): how many labelled spans it has, and its answers."""
     support: dict[tuple[str, bool], int] = defaultdict(int)
     for g in labelled:
         support[(g.field, g.is_list)] += 1
     by_field: dict[tuple[str, bool], list[Marked]] = defaultdict(list)
     for m in marked:
         by_field[(m.field, m.is_list)].append(m)
+    return support, by_field
+
+
+def fit(
+    marked: Sequence[Marked], labelled: Sequence[Labelled], rule: FitRule
+) -> dict[tuple[str, bool], float]:
+    """Each well-supported field's own floor by the rule (fields keeping their kind's floor
+    are left out)."""
+    support, by_field = _supported(marked, labelled)
     floors: dict[tuple[str, bool], float] = {}
     for is_list in (False, True):
         pool = [m for m in marked if m.is_list == is_list]
@@ -299,12 +307,7 @@ def fit_marginal(
     gain most, each right answer counting 1 - `tau` and each wrong one -`tau`; so a band of
     margins is kept where its own precision beats `tau`, whatever the field's average.
     Among floors that gain alike, the nearest its kind's."""
-    support: dict[tuple[str, bool], int] = defaultdict(int)
-    for g in labelled:
-        support[(g.field, g.is_list)] += 1
-    by_field: dict[tuple[str, bool], list[Marked]] = defaultdict(list)
-    for m in marked:
-        by_field[(m.field, m.is_list)].append(m)
+    support, by_field = _supported(marked, labelled)
     floors: dict[tuple[str, bool], float] = {}
     for key, answers in sorted(by_field.items()):
         if support[key] < rule.support:

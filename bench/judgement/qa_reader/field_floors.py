@@ -114,6 +114,11 @@ def writers(corpora: Sequence[Path]) -> dict[str, str]:
     return out
 
 
+def blind_writer(case_id: str) -> str:
+    """A blind case's writer: `blind_sessions` names its cases `<writer>:<id>`, one writer a set."""
+    return case_id.split(":")[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m factledger.bench.judgement.qa_reader.field_floors"
@@ -161,13 +166,14 @@ def main(argv: list[str] | None = None) -> None:
     reader = QaFieldReader.load(args.reader, sha256, READ_FROM, span_slack=slack)
     if args.fit_on:
         marked, labelled = read_blind(reader, args.fit_on)
-        # A blind case's id is `<writer>:<id>`: each set is one writer.
-        who = {
-            c: c.split(":")[0] for c in {x.case_id for x in marked} | {g.case_id for g in labelled}
-        }
+        writer_of = blind_writer
     else:
         marked, labelled = read_kept_out(reader, args.corpus or [DATA], args.cache)
         who = writers(args.corpus or [DATA])
+
+        def writer_of(case_id: str) -> str:
+            return who.get(case_id, "?")
+
     tau = args.marginal
 
     def fitter(m: Sequence[Marked], g: Sequence[Labelled], r: FitRule) -> Floors:
@@ -182,9 +188,7 @@ def main(argv: list[str] | None = None) -> None:
         "base floors": figures(marked, labelled, {}, rule),
         "own floors": figures(marked, labelled, floors, rule),
         "split check": split_check(marked, labelled, rule, fitter),
-        "one writer left out": writer_check(
-            marked, labelled, rule, lambda case_id: who.get(case_id, "?"), fitter
-        ),
+        "one writer left out": writer_check(marked, labelled, rule, writer_of, fitter),
         "fields": per_field(marked, labelled, rule, floors),
     }
     if args.bands_on:
