@@ -6,6 +6,11 @@ spacing do not count ("Supplier-B" is "supplier b"), and numbers are compared as
 code next to an amount does not change it. Paraphrases beyond that ("two weeks" and "a
 fortnight") are left to a caller that has an embedder.
 
+A value can also name what another names with fewer words (`shortens`): "Obinna" for "Obinna
+Eze", "Fernhill Dental" for "Fernhill Dental Group". The test is orthographic, not lexical:
+only capitalised words may be left out, and the shorter wording keeps one, so "smoker" never
+shortens "non-smoker" nor "Pro" "Pro plan" (ADR 0230).
+
 Pure and language-neutral: no word lists.
 """
 
@@ -37,11 +42,15 @@ def _amount(whole: str, fraction: str | None, multiplier: str | None) -> Decimal
     return number.normalize()
 
 
+def _unaccented(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def tokens(text: str) -> tuple[str, ...]:
     """The text as comparable tokens: words case- and accent-folded, numbers normalised (a
     number's token is its canonical decimal, so equal amounts give equal tokens)."""
-    folded = unicodedata.normalize("NFKD", text)
-    folded = "".join(c for c in folded if not unicodedata.combining(c)).casefold()
+    folded = _unaccented(text).casefold()
     out: list[str] = []
     position = 0
     for match in _NUMBER.finditer(folded):
@@ -66,6 +75,21 @@ def same_value(a: str, b: str) -> bool:
     numbers_right = [t for t in right if t.startswith("#")]
     shorter = left if len(left) <= len(right) else right
     return bool(numbers_left) and numbers_left == numbers_right and len(shorter) == 1
+
+
+def shortens(short: str, long: str) -> bool:
+    """Whether `short` names what `long` names with some of its capitalised words left out: its
+    words are among `long`'s, it holds no number, it keeps a capitalised word, and every word
+    it leaves out is capitalised (a cased script's proper-noun words: a surname, "Group")."""
+    mine = tokens(short)
+    if not mine or any(t.startswith("#") for t in mine):
+        return False
+    theirs = tokens(long)
+    if len(set(mine)) >= len(set(theirs)) or not set(mine) <= set(theirs):
+        return False
+    kept = _WORD.findall(_unaccented(short))
+    left_out = [w for w in _WORD.findall(_unaccented(long)) if w.casefold() not in mine]
+    return any(w[0].isupper() for w in kept) and all(w[0].isupper() for w in left_out)
 
 
 def states(text: str, value: str) -> bool:

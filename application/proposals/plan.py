@@ -12,6 +12,7 @@ Pure (the subject is loaded by the caller). For each candidate:
   0159);
 - "the same value" is by meaning, not by characters (`memory.sameness`: case, accents,
   punctuation and number formats aside), so "12,000" repeats "12000" and proposes nothing;
+  nor does a shorter wording of a value said before ("Obinna" after "Obinna Eze", ADR 0230);
 - an update's or a correction's rationale names the value it replaces: the one the session
   said no longer holds, else the profile's, else the latest said open change's, else the
   latest earlier proposal's that a newer one superseded;
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from factledger.application.memory.sameness import same_value
+from factledger.application.memory.sameness import same_value, shortens
 from factledger.application.proposals.candidates import Candidate
 from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal
 from factledger.domain.provenance import (
@@ -200,7 +201,8 @@ def _plan_one(
     offered = {i for c in open_ for i in _items(c.proposal.value)}
     fresh: list[str] = []
     for v in candidate.values:
-        if not _known(v, held | offered | rejected | set(fresh)):
+        known = held | offered | rejected | set(fresh)
+        if not _known(v, known) and not any(shortens(v, k) for k in known):
             fresh.append(v)
     if not fresh:
         return None

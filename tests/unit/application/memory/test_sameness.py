@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.application.memory.sameness import same_value, states, tokens, value_phrases
+from factledger.application.memory.sameness import (
+    same_value,
+    shortens,
+    states,
+    tokens,
+    value_phrases,
+)
 
 
 @pytest.mark.parametrize(
@@ -39,6 +45,40 @@ def test_the_same_value_in_other_wordings(a: str, b: str) -> None:
 )
 def test_different_values_stay_different(a: str, b: str) -> None:
     assert not same_value(a, b)
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [
+        ("Obinna", "Obinna Eze"),
+        ("Eze", "Obinna Eze"),
+        ("Hyun-woo", "Hyun-woo Park"),
+        ("Fernhill Dental", "Fernhill Dental Group"),
+        ("Pérez", "Yolanda Pérez-Okoro"),
+        ("Мария", "Мария Иванова"),
+    ],
+)
+def test_a_value_with_capitalised_words_left_out_shortens_it(short: str, long: str) -> None:
+    assert shortens(short, long)
+    assert not shortens(long, short)
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [
+        ("smoker", "non-smoker"),
+        ("Pro", "Pro plan"),
+        ("Maple Heights", "Maple Heights mainly"),
+        ("12", "12 Oak Street"),
+        ("Oak", "12 Oak Street"),
+        ("Obinna", "Obinna"),
+        ("Obinna", "Chidi Eze"),
+        ("김민수", "김민수 박"),
+        ("", "Obinna Eze"),
+    ],
+)
+def test_lowercase_words_numbers_and_uncased_scripts_never_shorten(short: str, long: str) -> None:
+    assert not shortens(short, long)
 
 
 def test_a_note_states_a_value_only_as_whole_words_in_order() -> None:

@@ -12,6 +12,7 @@ from factledger.application.proposals.plan import change_id_for
 from factledger.domain.proposal import ChangeRecord
 from factledger.domain.provenance import Actor, ActorKind, ChangeStatus
 from factledger.domain.transcript import Role
+from factledger.domain.values import TextValue
 from factledger.testing.scripted_extractor import ScriptedExtractor
 
 from .conftest import MODEL, TENANT, Rig, day
@@ -62,6 +63,32 @@ async def test_an_open_or_rejected_value_in_another_wording_proposes_nothing(rig
     rig.ledger.reject_change(RejectChange(TENANT, lead, open_.change_id, REVIEWER, "wrong"))
     await said(rig, scripted, lead, "s3", "SUPPLIER B!", stated("f0", "supplier", "SUPPLIER B"))
     assert len(changes(rig, lead, "supplier")) == 1
+
+
+async def test_a_shorter_wording_of_a_name_said_before_proposes_nothing(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "Obinna Eze here.", stated("f0", "name", "Obinna Eze"))
+    await said(rig, scripted, lead, "s2", "It's Obinna.", stated("f0", "name", "Obinna"))
+    await said(rig, scripted, lead, "s3", "Eze, yes.", stated("f0", "name", "Eze"))
+
+    assert [c.proposal.value for c in changes(rig, lead, "name")] == [TextValue("Obinna Eze")]
+
+
+async def test_a_longer_wording_or_one_without_a_lowercase_word_is_an_update(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "Obinna.", stated("f0", "name", "Obinna"))
+    await said(rig, scripted, lead, "s2", "Obinna Eze.", stated("f0", "name", "Obinna Eze"))
+    await said(rig, scripted, lead, "s3", "The Pro plan.", stated("f0", "plan", "Pro plan"))
+    await said(rig, scripted, lead, "s4", "Pro Max now.", stated("f0", "plan", "Pro"))
+
+    assert [c.proposal.value for c in changes(rig, lead, "name")] == [
+        TextValue("Obinna"),
+        TextValue("Obinna Eze"),
+    ]
+    assert [c.proposal.value for c in changes(rig, lead, "plan")] == [
+        TextValue("Pro plan"),
+        TextValue("Pro"),
+    ]
 
 
 async def test_another_value_is_an_update_that_names_the_value_it_replaces(rig: Rig) -> None:
