@@ -6,7 +6,7 @@ self-hosted backend share it, so the embedder model behind it loads once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -353,8 +353,9 @@ def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Hel
 
 
 def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> ValueFitHead | None:
-    """The value-fit head (ADR 0211) over the judge's embedder (the model loads once); None
-    when the settings leave it off (unset, ADR 0223: on with the packaged QA reader, or with a
+    """The value-fit head (ADR 0211) over the judge's embedder (the model loads once), its
+    held fields' bar the settings' where they give one (ADR 0231); None when the settings
+    leave it off (unset, ADR 0223: on with the packaged QA reader, or with a
     deployment's reader and a value-fit file of its own; off beside the heads' agreement or
     read-backs, neither ever measured with it)."""
     wanted = settings.value_fit
@@ -369,8 +370,12 @@ def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Value
     if wanted == "none" or not isinstance(judge, LearnedJudge):
         return None
     if settings.value_fit_path is None:
-        return ValueFitHead.packaged(judge.embedder)
-    return ValueFitHead.load(settings.value_fit_path, settings.value_fit_sha256, judge.embedder)
+        head = ValueFitHead.packaged(judge.embedder)
+    else:
+        head = ValueFitHead.load(settings.value_fit_path, settings.value_fit_sha256, judge.embedder)
+    if settings.value_fit_held_min is None:
+        return head
+    return replace(head, held_min=settings.value_fit_held_min)
 
 
 def answer_stance(

@@ -52,6 +52,7 @@ _READ_ONLY_WHEN: dict[str, tuple[str, object, str]] = {
     "held_change_path": ("qa_reader_held_change", False, "qa_reader_held_change unset or true"),
     "answer_stance_path": ("answer_stance", "none", "answer_stance 'learned'"),
     "value_fit_path": ("value_fit", "none", "value_fit unset or 'learned'"),
+    "value_fit_held_min": ("value_fit", "none", "value_fit unset or 'learned'"),
     "qa_reader_agreement_floor": ("qa_reader_agreement", False, "qa_reader_agreement true"),
 }
 
@@ -180,6 +181,11 @@ class LearnedExtractorSettings(NestedSettings):
     value_fit_sha256: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
     )
+    # The value-fit head's bar for a held field's answers (ADR 0231): an update whose words the
+    # head reads under it ("Same address", "Budget as before") is dropped. Unset: the shipped
+    # head's bar (0.5), and a deployment's file's own (none: its held answers pass as read);
+    # 0 keeps every held answer.
+    value_fit_held_min: float | None = Field(default=None, ge=0, le=1)
     # An answer under the reader's floor is kept from `qa_reader_agreement_floor` where the
     # heads' clause reading states the same field in its line (ADR 0122): for the shipped
     # file, from its fitted floor; for a deployment's own file, only with a floor given

@@ -60,6 +60,7 @@ async def score_directory(
     forget_reader: Path | None = None,
     value_fit: bool | None = None,
     span_slack: float | None = None,
+    value_fit_held_min: float | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement, heads, forget_reader)
@@ -111,6 +112,8 @@ async def score_directory(
         config["qa_reader_mention_floor"] = mention_floor
     if span_slack is not None:
         config["qa_reader_span_slack"] = span_slack
+    if value_fit_held_min is not None:
+        config["value_fit_held_min"] = value_fit_held_min
     if bare_yeses is not None:
         config["bare_yeses"] = bare_yeses
     if dropped_items is not None:
@@ -157,6 +160,7 @@ async def score_directory(
         "forget_mentions": "default" if forget_mentions is None else forget_mentions,
         "mention_floor": "default" if mention_floor is None else mention_floor,
         "span_slack": "default" if span_slack is None else span_slack,
+        "value_fit_held_min": "default" if value_fit_held_min is None else value_fit_held_min,
         "bare_yeses": bare_yeses or "default",
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
@@ -319,6 +323,12 @@ def main(argv: list[str] | None = None) -> None:
         "be a single-valued field's answer (ADR 0227; 0: none; default: the product's default)",
     )
     parser.add_argument(
+        "--value-fit-held-min",
+        type=float,
+        help="the value-fit head's bar for a held field's answers (ADR 0231; 0: every one "
+        "kept; default: the product's default)",
+    )
+    parser.add_argument(
         "--field-floors",
         type=Path,
         help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
@@ -419,6 +429,7 @@ def main(argv: list[str] | None = None) -> None:
                 forget_reader=args.forget_reader,
                 value_fit=_switch(args.value_fit),
                 span_slack=args.span_slack,
+                value_fit_held_min=args.value_fit_held_min,
             )
         )
         for d in args.sets

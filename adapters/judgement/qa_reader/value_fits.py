@@ -4,7 +4,8 @@ The fields the subject holds no statement of are read `reach` under their bar; e
 answers is then kept by the value-fit head (`adapters.judgement.value_fit`): one over its bar
 unless the head doubts it is the kind of words the field holds, one under its bar only where
 the head is sure it is. A held field is where an update is said, and its bars (the held
-floor, the pair head's) were chosen on their own: its answers pass as they were read.
+floor, the pair head's) were chosen on their own: its answers are read only at the head's
+held bar, lower than its other bars (ADR 0231), and pass as read where the head has none.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ async def fitted(
     held: Collection[str],
 ) -> list[FieldStatement]:
     """The answers `found` (the unheld fields' read `head.reach` under their bar) the head
-    keeps, in order; a held field's all."""
-    judged = [s for s in found if s.field not in held]
+    keeps, in order; a held field's all where the head has no held bar."""
+    judged = [s for s in found if s.field not in held or head.held_min is not None]
     if not judged:
         return list(found)
     answers = [
@@ -41,6 +42,7 @@ async def fitted(
             s.p - reader.floor_of(s.field, lists, held),
             s.field in lists,
             tuple(fields),
+            s.field in held,
         )
         for s in judged
     ]

@@ -1,8 +1,9 @@
 """The value-fit head (ADR 0211): its file is read only against its pin and its embedder; an
 answer over its bar is kept unless the head doubts it is the kind of words its field holds,
 one under its bar only where the head is sure and never further under than the file's reach;
-a field the bank does not know is read by its bar alone; a held field's answers pass as read.
-The values below were written for this test."""
+a field the bank does not know is read by its bar alone; a held field's answers are read at
+the head's held bar, or pass as read where it has none. The values below were written for this
+test."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from factledger.adapters.judgement.qa_reader.value_fits import fitted, reaching
 from factledger.adapters.judgement.value_fit import (
     FEATURES,
     PACKAGED_VALUE_FIT,
+    PACKAGED_VALUE_FIT_HELD_MIN,
     PACKAGED_VALUE_FIT_SHA256,
     Bank,
     ValueAnswer,
@@ -60,15 +62,15 @@ def _bank(embedder: AxisEmbedder) -> Bank:
     return Bank.of({"payment_method": pay, "allergies": allergy})
 
 
-def _head(embedder: AxisEmbedder) -> ValueFitHead:
+def _head(embedder: AxisEmbedder, held_min: float | None = None) -> ValueFitHead:
     # Reads only how much closer the span is to its field than to the other fields asked.
     weights = np.zeros(len(FEATURES), dtype=np.float32)
     weights[FEATURES.index("own_less_other")] = 4.0
-    return ValueFitHead(embedder, _bank(embedder), weights, -2.0, 0.5, 0.8, 3.0)
+    return ValueFitHead(embedder, _bank(embedder), weights, -2.0, 0.5, 0.8, 3.0, held_min)
 
 
-def _answer(name: str, span: str, over: float) -> ValueAnswer:
-    return ValueAnswer(name, span, over, False, ("payment_method", "allergies", "diet"))
+def _answer(name: str, span: str, over: float, *, held: bool = False) -> ValueAnswer:
+    return ValueAnswer(name, span, over, False, ("payment_method", "allergies", "diet"), held)
 
 
 def test_a_fields_closeness_is_its_nearest_values_and_none_for_a_field_it_never_saw() -> None:
@@ -95,6 +97,18 @@ async def test_an_answer_is_kept_by_the_kind_of_its_words_and_how_far_under_its_
     assert await head.kept(answers) == [True, False, True, False, False, False, True]
 
 
+async def test_a_held_fields_answer_is_read_at_the_held_bar_or_passes_without_one() -> None:
+    answers = [
+        _answer("payment_method", "raise the deductible next month", 4.0, held=True),  # doubted
+        _answer("payment_method", "Amex", 0.5, held=True),  # a payment method: kept
+        _answer("allergies", "latex", -1.0, held=True),  # admitted under the held floor: sure
+        _answer("diet", "my father smoked", -2.0, held=True),  # a field it never saw: as read
+    ]
+
+    assert await _head(AxisEmbedder(), held_min=0.3).kept(answers) == [False, True, True, True]
+    assert await _head(AxisEmbedder()).kept(answers) == [True, True, True, True]
+
+
 async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path: Path) -> None:
     embedder = AxisEmbedder()
     path = tmp_path / "value-fit.npz"
@@ -103,6 +117,10 @@ async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path
     loaded = ValueFitHead.load(path, sha256, embedder)
 
     assert (loaded.keep_min, loaded.admit_min, loaded.reach) == (0.5, 0.8, 3.0)
+    assert loaded.held_min is None
+    with_bar = tmp_path / "with-held-bar.npz"
+    with_bar_sha256 = _head(embedder, held_min=0.4).save(with_bar)
+    assert ValueFitHead.load(with_bar, with_bar_sha256, embedder).held_min == pytest.approx(0.4)
     assert sorted(loaded.bank.rows) == ["allergies", "payment_method"]
     assert await loaded.kept([_answer("allergies", "latex", -2.0)]) == [True]
     with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
@@ -118,6 +136,8 @@ def test_the_packaged_file_reads_against_its_pin_and_names_the_packaged_embedder
 
     assert 0 < head.keep_min <= head.admit_min < 1
     assert head.reach == 3.0
+    assert head.held_min is None  # the file's own; `packaged` reads it at ADR 0231's bar
+    assert 0 < PACKAGED_VALUE_FIT_HELD_MIN < head.keep_min
     assert {"payment_method", "allergies", "skills", "budget"} <= set(head.bank.rows)
 
 
@@ -143,6 +163,21 @@ async def test_the_unheld_fields_answers_are_judged_a_held_fields_pass_as_read()
     assert found == [sure_under, held, kept]
     assert "my father smoked" not in embedder.asked  # a held field's answer is never read
     assert reaching(fields, {"diet": "vegan"}) == ["payment_method", "allergies"]
+
+
+async def test_with_a_held_bar_a_held_fields_answer_is_judged_too() -> None:
+    embedder = AxisEmbedder()
+    doubted_held = FieldStatement(1, "raise the deductible next month", "payment_method", 5.0)
+    sure_held = FieldStatement(3, "latex", "allergies", 4.6)
+    fields = ["payment_method", "allergies", "diet"]
+    held = {"payment_method": "by card", "allergies": "penicillin"}
+
+    found = await fitted(
+        READER, _head(embedder, held_min=0.3), [doubted_held, sure_held], fields, (), held
+    )
+
+    assert found == [sure_held]
+    assert sorted(embedder.asked) == ["latex", "raise the deductible next month"]
 
 
 async def test_nothing_but_held_answers_reads_nothing() -> None:

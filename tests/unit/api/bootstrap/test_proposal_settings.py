@@ -41,6 +41,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
 )
 from factledger.adapters.judgement.value_fit import (
     PACKAGED_VALUE_FIT,
+    PACKAGED_VALUE_FIT_HELD_MIN,
     ValueFitHead,
     ValueFitIntegrityError,
 )
@@ -417,6 +418,11 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
         ),
         ('{"kind": "learned", "answer_stance_path": "f"}', "answer_stance_path"),
         ('{"kind": "learned", "value_fit": "none", "value_fit_path": "f"}', "value_fit_path"),
+        (
+            '{"kind": "learned", "value_fit": "none", "value_fit_held_min": 0.5}',
+            "value_fit_held_min",
+        ),
+        ('{"kind": "learned", "value_fit_held_min": 1.5}', "value_fit_held_min"),
         ('{"kind": "learned", "qa_reader_agreement_floor": 1}', "qa_reader_agreement_floor"),
         (
             '{"kind": "learned", "field_reader": "heads", "qa_reader_alone": true}',
@@ -635,7 +641,12 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
     own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
     sha256 = hashlib.sha256(own.read_bytes()).hexdigest()
 
-    assert head_of('{"kind": "learned"}') is not None  # ADR 0223
+    shipped = head_of('{"kind": "learned"}')  # ADR 0223
+    assert shipped is not None
+    assert shipped.held_min == PACKAGED_VALUE_FIT_HELD_MIN  # ADR 0231
+    every_held = head_of('{"kind": "learned", "value_fit_held_min": 0}')
+    assert every_held is not None
+    assert every_held.held_min == 0
     assert head_of('{"kind": "learned", "value_fit": "none"}') is None
     # Beside the heads' agreement, which reads under the floor by its own bars, it stays off.
     assert head_of('{"kind": "learned", "qa_reader_agreement": true}') is None
@@ -659,6 +670,7 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
         f' "value_fit_sha256": "{sha256}"}}'
     )
     assert chosen is not None
+    assert chosen.held_min is None  # the packaged bar was chosen for the packaged file
     with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
         head_of(
             f'{{"kind": "learned", "value_fit": "learned", "value_fit_path": "{own}",'
