@@ -4,8 +4,8 @@ The fields the subject holds no statement of are read `reach` under their bar; e
 answers is then kept by the value-fit head (`adapters.judgement.value_fit`): one over its bar
 unless the head doubts it is the kind of words the field holds, one under its bar only where
 the head is sure it is. A held field is where an update is said, and its bars (the held
-floor, the pair head's) were chosen on their own: its answers are read only at the head's
-held bar, lower than its other bars (ADR 0231), and pass as read where the head has none.
+floor, the pair head's) were chosen on their own: its answers pass as read, unless the head
+has a held bar of its own (ADR 0231: a deployment's file or setting; the shipped head has none).
 """
 
 from __future__ import annotations

@@ -41,7 +41,6 @@ from factledger.adapters.judgement.qa_reader.reader import (
 )
 from factledger.adapters.judgement.value_fit import (
     PACKAGED_VALUE_FIT,
-    PACKAGED_VALUE_FIT_HELD_MIN,
     ValueFitHead,
     ValueFitIntegrityError,
 )
@@ -643,10 +642,10 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
 
     shipped = head_of('{"kind": "learned"}')  # ADR 0223
     assert shipped is not None
-    assert shipped.held_min == PACKAGED_VALUE_FIT_HELD_MIN  # ADR 0231
-    every_held = head_of('{"kind": "learned", "value_fit_held_min": 0}')
-    assert every_held is not None
-    assert every_held.held_min == 0
+    assert shipped.held_min is None  # ADR 0231, rejected: held answers pass as read
+    held_bar = head_of('{"kind": "learned", "value_fit_held_min": 0.5}')
+    assert held_bar is not None
+    assert held_bar.held_min == 0.5
     assert head_of('{"kind": "learned", "value_fit": "none"}') is None
     # Beside the heads' agreement, which reads under the floor by its own bars, it stays off.
     assert head_of('{"kind": "learned", "qa_reader_agreement": true}') is None
@@ -670,7 +669,7 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
         f' "value_fit_sha256": "{sha256}"}}'
     )
     assert chosen is not None
-    assert chosen.held_min is None  # the packaged bar was chosen for the packaged file
+    assert chosen.held_min is None  # the file's own: it has none
     with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
         head_of(
             f'{{"kind": "learned", "value_fit": "learned", "value_fit_path": "{own}",'
