@@ -17,9 +17,9 @@ or more. A field the bank holds no values of is read by its bar alone, as withou
 `python -m factledger.bench.judgement.value_fit` fits it on the kept-out training cases.
 
 A held field's answer (the subject holds a statement of the field: where an update is said)
-passes as read, unless the file or the settings give the held fields a bar of their own,
-`held_min` (ADR 0231: "Same address" or "Budget as before" is no address and no budget; the
-shipped file has none, for a bar of 0.5 bought less precision than its rule asked).
+passes as read, unless the settings give the held fields a bar of their own, `held_min` (ADR
+0231: "Same address" or "Budget as before" is no address and no budget; not set by default,
+for a bar of 0.5 bought less precision than its rule asked).
 """
 
 from __future__ import annotations
@@ -133,7 +133,9 @@ class ValueFitHead:
     keep_min: float  # an answer over its bar is kept from this probability
     admit_min: float  # an answer under its bar (by at most `reach`) is kept from this one
     reach: float  # how far under its bar an answer may be read
-    held_min: float | None = None  # a held field's answer is kept from this one; None: all
+    # A held field's answer is kept from this one; None: all. Set by the settings, never
+    # written in the file (ADR 0231).
+    held_min: float | None = None
 
     def knows(self, name: str) -> bool:
         return name in self.bank.rows
@@ -194,8 +196,6 @@ class ValueFitHead:
             "reach": np.array(self.reach),
             **self.bank.arrays(),
         }
-        if self.held_min is not None:
-            arrays["held_min"] = np.array(self.held_min)
         return write_arrays(path, arrays)
 
     @classmethod
@@ -219,7 +219,6 @@ class ValueFitHead:
                 float(z["keep_min"]),
                 float(z["admit_min"]),
                 float(z["reach"]),
-                float(z["held_min"]) if "held_min" in z.files else None,
             )
 
     @classmethod

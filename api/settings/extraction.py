@@ -182,10 +182,9 @@ class LearnedExtractorSettings(NestedSettings):
         default=None, pattern=r"^[0-9a-f]{64}$", validate_default=True
     )
     # The value-fit head's bar for a held field's answers (ADR 0231): an update whose words the
-    # head reads under it ("Same address", "Budget as before") is dropped. Unset: the file's
-    # own (the shipped file has none: its held answers pass as read, for at 0.5 the twelve
-    # held-out halves gained 0.0016 of precision where ADR 0231 asked 0.002); 0 keeps every
-    # held answer.
+    # head reads under it ("Same address", "Budget as before") is dropped. Unset: none, held
+    # answers pass as read (at 0.5 the twelve held-out halves gained 0.0016 of precision where
+    # ADR 0231 asked 0.002).
     value_fit_held_min: float | None = Field(default=None, ge=0, le=1)
     # An answer under the reader's floor is kept from `qa_reader_agreement_floor` where the
     # heads' clause reading states the same field in its line (ADR 0122): for the shipped

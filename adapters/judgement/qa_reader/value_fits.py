@@ -5,7 +5,7 @@ answers is then kept by the value-fit head (`adapters.judgement.value_fit`): one
 unless the head doubts it is the kind of words the field holds, one under its bar only where
 the head is sure it is. A held field is where an update is said, and its bars (the held
 floor, the pair head's) were chosen on their own: its answers pass as read, unless the head
-has a held bar of its own (ADR 0231: a deployment's file or setting; the shipped head has none).
+has a held bar of its own (ADR 0231: a deployment's setting; none by default).
 """
 
 from __future__ import annotations

@@ -116,10 +116,7 @@ async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path
     loaded = ValueFitHead.load(path, sha256, embedder)
 
     assert (loaded.keep_min, loaded.admit_min, loaded.reach) == (0.5, 0.8, 3.0)
-    assert loaded.held_min is None
-    with_bar = tmp_path / "with-held-bar.npz"
-    with_bar_sha256 = _head(embedder, held_min=0.4).save(with_bar)
-    assert ValueFitHead.load(with_bar, with_bar_sha256, embedder).held_min == pytest.approx(0.4)
+    assert loaded.held_min is None  # a setting's, never the file's
     assert sorted(loaded.bank.rows) == ["allergies", "payment_method"]
     assert await loaded.kept([_answer("allergies", "latex", -2.0)]) == [True]
     with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
@@ -135,7 +132,7 @@ def test_the_packaged_file_reads_against_its_pin_and_names_the_packaged_embedder
 
     assert 0 < head.keep_min <= head.admit_min < 1
     assert head.reach == 3.0
-    assert head.held_min is None  # ADR 0231, rejected: the shipped file's held answers pass
+    assert head.held_min is None  # ADR 0231, rejected: held answers pass as read
     assert {"payment_method", "allergies", "skills", "budget"} <= set(head.bank.rows)
 
 

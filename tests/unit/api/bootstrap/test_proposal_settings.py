@@ -669,7 +669,7 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
         f' "value_fit_sha256": "{sha256}"}}'
     )
     assert chosen is not None
-    assert chosen.held_min is None  # the file's own: it has none
+    assert chosen.held_min is None
     with pytest.raises(ValueFitIntegrityError, match="sha256 differs"):
         head_of(
             f'{{"kind": "learned", "value_fit": "learned", "value_fit_path": "{own}",'
