@@ -81,11 +81,8 @@ def shortens(short: str, long: str) -> bool:
     """Whether `short` names what `long` names with some of its capitalised words left out: its
     words are among `long`'s, it holds no number, it keeps a capitalised word, and every word
     it leaves out is capitalised (a cased script's proper-noun words: a surname, "Group")."""
-    mine = tokens(short)
-    if not mine or any(t.startswith("#") for t in mine):
-        return False
-    theirs = tokens(long)
-    if len(set(mine)) >= len(set(theirs)) or not set(mine) <= set(theirs):
+    mine = set(tokens(short))
+    if not mine or any(t.startswith("#") for t in mine) or not mine < set(tokens(long)):
         return False
     kept = _WORD.findall(_unaccented(short))
     left_out = [w for w in _WORD.findall(_unaccented(long)) if w.casefold() not in mine]
