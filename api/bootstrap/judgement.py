@@ -339,17 +339,21 @@ def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Hel
     """The pair head on a held field's value (ADR 0137, 0145), over the judge's embedder (the
     model loads once); None when the settings leave it off (by default, with a deployment's
     own QA reader file and no head file of its own: the shipped head reads the packaged
-    reader's margins)."""
+    reader's margins); its threshold the settings' where they give one (ADR 0233)."""
     wanted = settings.qa_reader_held_change
     if wanted is None:
         wanted = settings.qa_reader_path is None or settings.held_change_path is not None
     if not wanted or not isinstance(judge, LearnedJudge):
         return None
     if settings.held_change_path is None:
-        return HeldChangeHead.packaged(judge.embedder)
-    return HeldChangeHead.load(
-        settings.held_change_path, settings.held_change_sha256, judge.embedder
-    )
+        head = HeldChangeHead.packaged(judge.embedder)
+    else:
+        head = HeldChangeHead.load(
+            settings.held_change_path, settings.held_change_sha256, judge.embedder
+        )
+    if settings.held_change_min is None:
+        return head
+    return replace(head, changed_min=settings.held_change_min)
 
 
 def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> ValueFitHead | None:

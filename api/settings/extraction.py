@@ -50,6 +50,7 @@ _READ_ONLY_WHEN: dict[str, tuple[str, object, str]] = {
     "read_back_floor": ("read_backs", False, "read_backs true"),
     "forget_reader_path": ("forget_reader", "none", "forget_reader 'default'"),
     "held_change_path": ("qa_reader_held_change", False, "qa_reader_held_change unset or true"),
+    "held_change_min": ("qa_reader_held_change", False, "qa_reader_held_change unset or true"),
     "answer_stance_path": ("answer_stance", "none", "answer_stance 'learned'"),
     "value_fit_path": ("value_fit", "none", "value_fit unset or 'learned'"),
     "value_fit_held_min": ("value_fit", "none", "value_fit unset or 'learned'"),
@@ -142,6 +143,10 @@ class LearnedExtractorSettings(NestedSettings):
     qa_reader_held_change: bool | None = None
     held_change_path: Path | None = None
     held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    # The smallest probability of a change the head keeps such an answer from (ADR 0233).
+    # Unset: the file's own (`changed_min`, 0.9 in the shipped file, chosen on kept-out
+    # training cases for precision alone).
+    held_change_min: float | None = Field(default=None, ge=0, le=1)
     # A floors file of a deployment's own (`python -m
     # factledger.bench.judgement.qa_reader.field_floors`, ADR 0152), pinned by SHA-256: each
     # field it names reads from its own floor; the file names the reader file it was fitted

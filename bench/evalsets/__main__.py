@@ -61,6 +61,7 @@ async def score_directory(
     value_fit: bool | None = None,
     span_slack: float | None = None,
     value_fit_held_min: float | None = None,
+    held_change_min: float | None = None,
 ) -> dict[str, Any]:
     cases = load_cases(directory)
     judge = judge_for(judgement, heads, forget_reader)
@@ -114,6 +115,8 @@ async def score_directory(
         config["qa_reader_span_slack"] = span_slack
     if value_fit_held_min is not None:
         config["value_fit_held_min"] = value_fit_held_min
+    if held_change_min is not None:
+        config["held_change_min"] = held_change_min
     if bare_yeses is not None:
         config["bare_yeses"] = bare_yeses
     if dropped_items is not None:
@@ -161,6 +164,7 @@ async def score_directory(
         "mention_floor": "default" if mention_floor is None else mention_floor,
         "span_slack": "default" if span_slack is None else span_slack,
         "value_fit_held_min": "default" if value_fit_held_min is None else value_fit_held_min,
+        "held_change_min": "default" if held_change_min is None else held_change_min,
         "bare_yeses": bare_yeses or "default",
         "field_floors": "none" if field_floors is None else field_floors[0].name,
         "qa_reader_alone": "default" if qa_reader_alone is None else qa_reader_alone,
@@ -329,6 +333,12 @@ def main(argv: list[str] | None = None) -> None:
         "kept; default: the product's default)",
     )
     parser.add_argument(
+        "--held-change-min",
+        type=float,
+        help="the held-change head's threshold of a change (ADR 0233; default: the product's "
+        "default)",
+    )
+    parser.add_argument(
         "--field-floors",
         type=Path,
         help="a file of the QA reader's floors per field (ADR 0152), with --field-floors-sha256",
@@ -430,6 +440,7 @@ def main(argv: list[str] | None = None) -> None:
                 value_fit=_switch(args.value_fit),
                 span_slack=args.span_slack,
                 value_fit_held_min=args.value_fit_held_min,
+                held_change_min=args.held_change_min,
             )
         )
         for d in args.sets

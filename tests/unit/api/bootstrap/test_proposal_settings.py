@@ -16,6 +16,7 @@ from factledger.adapters.in_memory.key_store import InMemoryKeyStore
 from factledger.adapters.judgement.held_change import (
     PACKAGED_HELD_CHANGE_HEAD,
     PACKAGED_HELD_CHANGE_HEAD_SHA256,
+    HeldChangeHead,
 )
 from factledger.adapters.judgement.judge import LearnedJudge
 from factledger.adapters.judgement.multilingual_closeness import MultilingualCloseness
@@ -369,6 +370,26 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
     assert off.judge.held_change is None
 
 
+def test_the_held_change_heads_threshold_is_the_files_unless_the_settings_give_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def head_of(extractor: str) -> HeldChangeHead | None:
+        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+        built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+        assert isinstance(built, LearnedExtractor)
+        assert isinstance(built.judge, QaReadingJudge)
+        return built.judge.held_change
+
+    shipped = head_of('{"kind": "learned"}')
+    chosen = head_of('{"kind": "learned", "held_change_min": 0.7}')
+
+    assert shipped is not None
+    assert chosen is not None
+    assert shipped.changed_min == 0.9  # the shipped file's, chosen on kept-out cases (ADR 0145)
+    assert chosen.changed_min == 0.7  # ADR 0233
+    assert chosen.bar == shipped.bar
+
+
 @pytest.mark.parametrize(
     ("extractor", "named"),
     [
@@ -415,6 +436,11 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
             '{"kind": "learned", "qa_reader_held_change": false, "held_change_path": "f"}',
             "held_change_path",
         ),
+        (
+            '{"kind": "learned", "qa_reader_held_change": false, "held_change_min": 0.7}',
+            "held_change_min",
+        ),
+        ('{"kind": "learned", "held_change_min": 1.5}', "held_change_min"),
         ('{"kind": "learned", "answer_stance_path": "f"}', "answer_stance_path"),
         ('{"kind": "learned", "value_fit": "none", "value_fit_path": "f"}', "value_fit_path"),
         (
