@@ -143,9 +143,10 @@ class LearnedExtractorSettings(NestedSettings):
     qa_reader_held_change: bool | None = None
     held_change_path: Path | None = None
     held_change_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    # The smallest probability of a change the head keeps such an answer from (ADR 0233).
-    # Unset: the file's own (`changed_min`, 0.9 in the shipped file, chosen on kept-out
-    # training cases for precision alone).
+    # The smallest probability of a change the head keeps such an answer from. Unset: the
+    # file's own (`changed_min`, 0.9 in the shipped file, chosen on kept-out training cases
+    # for precision alone). ADR 0233: at 0.7 beside `value_fit_held_min` 0.5, more updates on
+    # every judge, but more precision lost than its rule allowed; a setting, not the default.
     held_change_min: float | None = Field(default=None, ge=0, le=1)
     # A floors file of a deployment's own (`python -m
     # factledger.bench.judgement.qa_reader.field_floors`, ADR 0152), pinned by SHA-256: each
