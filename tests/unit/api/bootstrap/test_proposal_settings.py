@@ -370,15 +370,20 @@ def test_the_pair_head_on_the_held_value_reads_over_the_heads_embedder_when_turn
     assert off.judge.held_change is None
 
 
+def _qa_judge(monkeypatch: pytest.MonkeyPatch, extractor: str) -> QaReadingJudge:
+    """The QA reader's judge the extractor settings `extractor` build."""
+    monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
+    built = build_extractor(load_settings().extractor, httpx.AsyncClient())
+    assert isinstance(built, LearnedExtractor)
+    assert isinstance(built.judge, QaReadingJudge)
+    return built.judge
+
+
 def test_the_held_change_heads_threshold_is_the_files_unless_the_settings_give_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def head_of(extractor: str) -> HeldChangeHead | None:
-        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
-        built = build_extractor(load_settings().extractor, httpx.AsyncClient())
-        assert isinstance(built, LearnedExtractor)
-        assert isinstance(built.judge, QaReadingJudge)
-        return built.judge.held_change
+        return _qa_judge(monkeypatch, extractor).held_change
 
     shipped = head_of('{"kind": "learned"}')
     chosen = head_of('{"kind": "learned", "held_change_min": 0.7}')
@@ -656,11 +661,7 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def head_of(extractor: str) -> ValueFitHead | None:
-        monkeypatch.setenv("FACTLEDGER_EXTRACTOR", extractor)
-        built = build_extractor(load_settings().extractor, httpx.AsyncClient())
-        assert isinstance(built, LearnedExtractor)
-        assert isinstance(built.judge, QaReadingJudge)
-        return built.judge.value_fit
+        return _qa_judge(monkeypatch, extractor).value_fit
 
     own = tmp_path / "value-fit.npz"
     own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
