@@ -1,0 +1,195 @@
+"""`python -m factledger.bench.evalsets.judges run OUT [-- SCORER OPTIONS]` and `... compare
+BASE CANDIDATE`: the judges issue 28's adoption rules read a candidate on, scored by one
+command, and a candidate's figures beside its base's, judge by judge.
+
+A judge is a group of halves the blind scorer (`python -m factledger.bench.evalsets`) reads
+together, and that no model or bar was fitted on: the held-out halves of the first twelve
+writers' case sets (J1) and of blind sets nineteen to twenty-eight (J2), and both halves of
+every later set, each briefed as a judge for the candidates that came after it (J3 on). A rule
+names the judges it reads before any of them is scored; `run` scores each with the learned
+extractor and judgement (and the scorer options given after `--`), `OMP_NUM_THREADS=1`,
+`--jobs` at a time, into `OUT/<judge>.json`; `compare` pools each judge's halves and prints
+the two runs side by side as a Markdown table, a pooled row last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+EVALSETS = Path(__file__).parent
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    name: str
+    what: str
+    halves: tuple[str, ...]  # below `bench/evalsets`
+
+    def directories(self, root: Path = EVALSETS) -> list[Path]:
+        return [root / half for half in self.halves]
+
+
+def _held_out(*sets: int) -> tuple[str, ...]:
+    return tuple(f"blind{n}/heldout" for n in sets)
+
+
+def _both(*sets: int) -> tuple[str, ...]:
+    return tuple(f"blind{n}/{half}" for n in sets for half in ("dev", "heldout"))
+
+
+JUDGES: tuple[Judge, ...] = (
+    Judge(
+        "J1", "the twelve held-out halves", _held_out(3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 18)
+    ),
+    Judge("J2", "blind sets 19-28, held out", _held_out(*range(19, 29))),
+    Judge("J3-J5", "blind sets 29-31, both halves", _both(29, 30, 31)),
+    Judge("J6", "blind set 32, both halves", _both(32)),
+    Judge("J7", "blind set 33, both halves", _both(33)),
+    Judge("J8", "blind set 34, both halves", _both(34)),
+    Judge("J9", "blind set 35, both halves", _both(35)),
+    Judge("J10", "blind set 36, both halves", _both(36)),
+)
+
+
+@dataclass(slots=True)
+class Pooled:
+    """The scorer's counts over a judge's halves (its `all` rows summed)."""
+
+    expected: int = 0
+    matched: int = 0
+    made: int = 0
+    made_right: int = 0
+    updates: int = 0
+    updates_matched: int = 0
+    answered: int = 0
+    right_notes: int = 0
+    stale_top3: int = 0
+    forget_sessions: int = 0
+    forgets_noticed_count: int = 0
+    forget_false_alarms: int = 0
+
+    def add(self, other: Pooled) -> None:
+        for f in fields(Pooled):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.expected if self.expected else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.made_right / self.made if self.made else 0.0
+
+
+def pooled(scored: Sequence[dict[str, Any]]) -> Pooled:
+    """The counts of a scorer's `--json` output, every half's `all` row summed."""
+    total = Pooled()
+    for half in scored:
+        row = half["cases"]["all"]
+        total.add(Pooled(**{f.name: int(row[f.name]) for f in fields(Pooled)}))
+    return total
+
+
+def scorer_command(judge: Judge, out: Path, options: Sequence[str]) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "factledger.bench.evalsets",
+        *(str(d) for d in judge.directories()),
+        "--extractor",
+        "learned",
+        "--judgement",
+        "learned",
+        *options,
+        "--json",
+        str(out / f"{judge.name}.json"),
+    ]
+
+
+def _scored(command: list[str]) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)  # noqa: S603
+
+
+def run(
+    out: Path,
+    options: Sequence[str],
+    judges: Sequence[Judge] = JUDGES,
+    jobs: int = 2,
+    score: Callable[[list[str]], None] = _scored,
+) -> None:
+    """Scores every judge into `out`, `jobs` scorer processes at a time."""
+    out.mkdir(parents=True, exist_ok=True)
+    commands = [scorer_command(j, out, options) for j in judges]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(score, commands))
+
+
+def _row(name: str, base: Pooled, candidate: Pooled) -> str:
+    return (
+        f"| {name} | {base.matched:,} -> {candidate.matched:,} of {base.expected:,} "
+        f"| {base.precision:.4f} -> {candidate.precision:.4f} "
+        f"| {base.made:,} -> {candidate.made:,} "
+        f"| {base.updates_matched} -> {candidate.updates_matched} of {base.updates} "
+        f"| {base.right_notes} -> {candidate.right_notes} of {base.answered} "
+        f"| {base.stale_top3} -> {candidate.stale_top3} |"
+    )
+
+
+def compare(base: Path, candidate: Path, judges: Sequence[Judge] = JUDGES) -> str:
+    """Each judge scored in both runs, side by side, then every such judge pooled."""
+    lines = [
+        "| judge | facts found | precision | made | updates | right notes | stale |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    all_base, all_candidate = Pooled(), Pooled()
+    for judge in judges:
+        paths = [run_dir / f"{judge.name}.json" for run_dir in (base, candidate)]
+        if not all(p.exists() for p in paths):
+            continue
+        b, c = (pooled(json.loads(p.read_text(encoding="utf-8"))) for p in paths)
+        all_base.add(b)
+        all_candidate.add(c)
+        lines.append(_row(judge.name, b, c))
+    lines.append(_row("pooled", all_base, all_candidate))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    options: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, options = argv[:at], argv[at + 1 :]
+    parser = argparse.ArgumentParser(prog="python -m factledger.bench.evalsets.judges")
+    commands = parser.add_subparsers(dest="command", required=True)
+    scoring = commands.add_parser("run", help="score every judge into a directory")
+    scoring.add_argument("out", type=Path)
+    scoring.add_argument("--jobs", type=int, default=2, help="scorer processes at a time")
+    scoring.add_argument("--only", nargs="+", help="these judges (names) only")
+    side = commands.add_parser("compare", help="two runs' figures, judge by judge")
+    side.add_argument("base", type=Path)
+    side.add_argument("candidate", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        chosen = [j for j in JUDGES if args.only is None or j.name in args.only]
+        if not chosen:
+            parser.error(f"--only: no judge of {', '.join(j.name for j in JUDGES)}")
+        run(args.out, options, chosen, args.jobs)
+    else:
+        if options:
+            parser.error("compare takes no scorer options")
+        sys.stdout.write(compare(args.base, args.candidate))
+
+
+if __name__ == "__main__":
+    main()
