@@ -3,13 +3,14 @@ BASE CANDIDATE`: the judges issue 28's adoption rules read a candidate on, score
 command, and a candidate's figures beside its base's, judge by judge.
 
 A judge is a group of halves the blind scorer (`python -m factledger.bench.evalsets`) reads
-together, and that no model or bar was fitted on: the held-out halves of the first twelve
-writers' case sets (J1) and of blind sets nineteen to twenty-eight (J2), and both halves of
-every later set, each briefed as a judge for the candidates that came after it (J3 on). A rule
-names the judges it reads before any of them is scored; `run` scores each with the learned
-extractor and judgement (and the scorer options given after `--`), `OMP_NUM_THREADS=1`,
-`--jobs` at a time, into `OUT/<judge>.json`; `compare` pools each judge's halves and prints
-the two runs side by side as a Markdown table, a pooled row last.
+together, and that no model or bar was fitted on: the twelve held-out halves of record (J1:
+blind sets one, three, six to eight and ten to sixteen), the held-out halves of blind sets
+nineteen to twenty-eight (J2), and both halves of every later set, each briefed as a judge
+for the candidates that came after it (J3 on). A rule names the judges it reads before any of
+them is scored; `run` scores each with the learned extractor and judgement (and the scorer
+options given after `--`), `OMP_NUM_THREADS=1`, `--jobs` at a time, into `OUT/<judge>.json`;
+`compare` pools each judge's halves and prints the two runs side by side as a Markdown table,
+a pooled row last.
 """
 
 from __future__ import annotations
@@ -38,18 +39,21 @@ class Judge:
         return [root / half for half in self.halves]
 
 
+def _set(n: int) -> str:
+    """Blind set `n`'s directory (the first set's has no number)."""
+    return "blind" if n == 1 else f"blind{n}"
+
+
 def _held_out(*sets: int) -> tuple[str, ...]:
-    return tuple(f"blind{n}/heldout" for n in sets)
+    return tuple(f"{_set(n)}/heldout" for n in sets)
 
 
 def _both(*sets: int) -> tuple[str, ...]:
-    return tuple(f"blind{n}/{half}" for n in sets for half in ("dev", "heldout"))
+    return tuple(f"{_set(n)}/{half}" for n in sets for half in ("dev", "heldout"))
 
 
 JUDGES: tuple[Judge, ...] = (
-    Judge(
-        "J1", "the twelve held-out halves", _held_out(3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 18)
-    ),
+    Judge("J1", "the twelve held-out halves of record", _held_out(1, 3, 6, 7, 8, *range(10, 17))),
     Judge("J2", "blind sets 19-28, held out", _held_out(*range(19, 29))),
     Judge("J3-J5", "blind sets 29-31, both halves", _both(29, 30, 31)),
     Judge("J6", "blind set 32, both halves", _both(32)),

@@ -94,3 +94,11 @@ def test_a_run_of_no_known_judge_is_refused(
         main(["run", str(tmp_path), "--only", "J99"])
 
     assert "no judge of" in capsys.readouterr().err
+
+
+def test_j1_is_the_twelve_held_out_halves_of_record() -> None:
+    j1 = next(j for j in JUDGES if j.name == "J1")
+
+    assert len(j1.halves) == 12
+    assert j1.halves[0] == "blind/heldout"
+    assert all(half.endswith("/heldout") for half in j1.halves)
