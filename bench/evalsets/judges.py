@@ -140,20 +140,25 @@ def run(
 
 def _row(name: str, base: Pooled, candidate: Pooled) -> str:
     return (
-        f"| {name} | {base.matched:,} -> {candidate.matched:,} of {base.expected:,} "
+        f"| {name} | {base.matched:,} ({base.recall:.4f}) -> {candidate.matched:,} "
+        f"({candidate.recall:.4f}) of {base.expected:,} "
         f"| {base.precision:.4f} -> {candidate.precision:.4f} "
         f"| {base.made:,} -> {candidate.made:,} "
         f"| {base.updates_matched} -> {candidate.updates_matched} of {base.updates} "
         f"| {base.right_notes} -> {candidate.right_notes} of {base.answered} "
-        f"| {base.stale_top3} -> {candidate.stale_top3} |"
+        f"| {base.stale_top3} -> {candidate.stale_top3} "
+        f"| {base.forgets_noticed_count} ({base.forget_false_alarms}) -> "
+        f"{candidate.forgets_noticed_count} ({candidate.forget_false_alarms}) "
+        f"of {base.forget_sessions} |"
     )
 
 
 def compare(base: Path, candidate: Path, judges: Sequence[Judge] = JUDGES) -> str:
     """Each judge scored in both runs, side by side, then every such judge pooled."""
     lines = [
-        "| judge | facts found | precision | made | updates | right notes | stale |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| judge | facts found | precision | made | updates | right notes | stale "
+        "| requests to forget noticed (false alarms) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     all_base, all_candidate = Pooled(), Pooled()
     for judge in judges:

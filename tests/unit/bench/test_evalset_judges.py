@@ -65,8 +65,24 @@ def test_a_run_scores_each_judge_with_the_options_given(tmp_path: Path) -> None:
 
 def test_compare_sets_each_judge_beside_its_base_and_pools_them(tmp_path: Path) -> None:
     base, candidate = tmp_path / "base", tmp_path / "candidate"
-    write_run(base, "J1", scored_half(expected=100, matched=60, made=70, made_right=63))
-    write_run(candidate, "J1", scored_half(expected=100, matched=62, made=70, made_right=62))
+    write_run(
+        base,
+        "J1",
+        scored_half(expected=100, matched=60, made=70, made_right=63, forget_sessions=4),
+    )
+    write_run(
+        candidate,
+        "J1",
+        scored_half(
+            expected=100,
+            matched=62,
+            made=70,
+            made_right=62,
+            forget_sessions=4,
+            forgets_noticed_count=3,
+            forget_false_alarms=1,
+        ),
+    )
     write_run(base, "J2", scored_half(expected=50, matched=30, made=40, made_right=36))
     write_run(candidate, "J2", scored_half(expected=50, matched=31, made=41, made_right=37))
     write_run(base, "J6", scored_half(expected=9, matched=9, made=9, made_right=9))  # one run only
@@ -75,9 +91,10 @@ def test_compare_sets_each_judge_beside_its_base_and_pools_them(tmp_path: Path) 
 
     rows = [line for line in table if line.startswith("| J") or line.startswith("| pooled")]
     assert [r.split("|")[1].strip() for r in rows] == ["J1", "J2", "pooled"]
-    assert "60 -> 62 of 100" in rows[0]
+    assert "60 (0.6000) -> 62 (0.6200) of 100" in rows[0]
     assert "0.9000 -> 0.8857" in rows[0]
-    assert "90 -> 93 of 150" in rows[2]
+    assert "0 (0) -> 3 (1) of 4" in rows[0]
+    assert "90 (0.6000) -> 93 (0.6200) of 150" in rows[2]
 
 
 def test_compare_refuses_scorer_options(capsys: pytest.CaptureFixture[str]) -> None:
