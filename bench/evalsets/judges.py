@@ -32,11 +32,10 @@ EVALSETS = Path(__file__).parent
 @dataclass(frozen=True, slots=True)
 class Judge:
     name: str
-    what: str
     halves: tuple[str, ...]  # below `bench/evalsets`
 
-    def directories(self, root: Path = EVALSETS) -> list[Path]:
-        return [root / half for half in self.halves]
+    def directories(self) -> list[Path]:
+        return [EVALSETS / half for half in self.halves]
 
 
 def _set(n: int) -> str:
@@ -53,14 +52,15 @@ def _both(*sets: int) -> tuple[str, ...]:
 
 
 JUDGES: tuple[Judge, ...] = (
-    Judge("J1", "the twelve held-out halves of record", _held_out(1, 3, 6, 7, 8, *range(10, 17))),
-    Judge("J2", "blind sets 19-28, held out", _held_out(*range(19, 29))),
-    Judge("J3-J5", "blind sets 29-31, both halves", _both(29, 30, 31)),
-    Judge("J6", "blind set 32, both halves", _both(32)),
-    Judge("J7", "blind set 33, both halves", _both(33)),
-    Judge("J8", "blind set 34, both halves", _both(34)),
-    Judge("J9", "blind set 35, both halves", _both(35)),
-    Judge("J10", "blind set 36, both halves", _both(36)),
+    # The twelve held-out halves of record.
+    Judge("J1", _held_out(1, 3, 6, 7, 8, *range(10, 17))),
+    Judge("J2", _held_out(*range(19, 29))),
+    Judge("J3-J5", _both(29, 30, 31)),
+    Judge("J6", _both(32)),
+    Judge("J7", _both(33)),
+    Judge("J8", _both(34)),
+    Judge("J9", _both(35)),
+    Judge("J10", _both(36)),
 )
 
 

@@ -48,7 +48,7 @@ def test_a_judges_figures_are_its_halves_all_rows_summed() -> None:
 
 def test_a_run_scores_each_judge_with_the_options_given(tmp_path: Path) -> None:
     commands: list[list[str]] = []
-    judges = [Judge("A", "one", ("blind36/dev",)), Judge("B", "two", ("blind36/heldout",))]
+    judges = [Judge("A", ("blind36/dev",)), Judge("B", ("blind36/heldout",))]
 
     run(tmp_path / "out", ["--held-change-min", "0.7"], judges, jobs=1, score=commands.append)
 
