@@ -1,5 +1,8 @@
 """A small run of `factledger-lab bench load`: two agents for a few seconds against one real
-`factledger serve` on loopback (the hashing embedder keeps the server's start short)."""
+`factledger serve` on loopback (the hashing embedder keeps the server's start short).
+
+The run is bounded by its count of requests, not by its seconds: how many requests fit in a
+few seconds depends on the machine and its load, and a smoke test must not."""
 
 from __future__ import annotations
 
@@ -25,9 +28,9 @@ def test_the_load_bench_drives_a_real_server_and_prints_its_tables(
             "--clients",
             "2",
             "--seconds",
-            "3",
+            "120",  # a bound for a hang only: the count below ends the run
             "--max-requests",
-            "400",
+            "40",
             "--think-ms",
             "20",
             "--workdir",
@@ -38,10 +41,12 @@ def test_the_load_bench_drives_a_real_server_and_prints_its_tables(
     summary = next(line for line in result.output.splitlines() if line.startswith("| embedded"))
     cells = [cell.strip() for cell in summary.strip("|").split("|")]
     assert cells[1] == "2"  # clients
-    assert int(cells[2]) > 10  # requests: every route ran
+    assert int(cells[2]) >= 40  # requests: one whole session per agent and more
     assert (cells[10], cells[11]) == ("0", "0")  # no 5xx, no transport error
     assert cells[12] == "0"  # no 4xx: the agents' requests are all valid
-    assert "recall p50/p95/p99" in result.output
+    latencies = [line for line in result.output.splitlines() if line.startswith("| embedded")][-1]
+    for cell in latencies.strip("|").split("|")[2:]:
+        assert cell.strip().split(" / ")[2] != "0", latencies  # p99: every route ran
 
 
 def test_the_load_bench_refuses_unbounded_runs() -> None:
