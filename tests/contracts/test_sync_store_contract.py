@@ -28,7 +28,10 @@ from factledger.application.sync.types import SyncItem, SyncKind
 SUBJECT_A = uuid.UUID("00000000-0000-0000-0000-00000000000a")
 SUBJECT_B = uuid.UUID("00000000-0000-0000-0000-00000000000b")
 SUBJECT_C = uuid.UUID("00000000-0000-0000-0000-00000000000c")
-LEASE_S = 0.5
+# A lease (or a retry delay) that a test waits out: long enough that the few round trips a
+# test makes while it must hold fit inside it on a loaded machine.
+LEASE_S = 2.0
+HELD_S = 60.0  # a lease that must hold to the test's end, however slow the machine
 
 DURABLE = [pytest.param("postgres", id="postgres", marks=pytest.mark.integration)]
 ADAPTERS = [pytest.param("in_memory", id="in-memory"), *DURABLE]
@@ -117,7 +120,7 @@ def ids(items: list[SyncItem]) -> list[str]:
 
 
 async def claim_all(
-    store: SyncStore, worker: str = "w1", lease_s: float = LEASE_S
+    store: SyncStore, worker: str = "w1", lease_s: float = HELD_S
 ) -> list[SyncItem]:
     return await store.claim(worker, limit=100, lease_s=lease_s)
 
@@ -173,9 +176,9 @@ async def test_concurrent_feeders_enqueue_one_batch_once(queue: Queue) -> None:
 async def test_claim_hands_out_the_oldest_items_up_to_the_limit(store: SyncStore) -> None:
     subjects = [SUBJECT_A, SUBJECT_B, SUBJECT_C]
     await store.enqueue([item(p, subject=subjects[p - 1]) for p in (1, 2, 3)], after=0, upto=3)
-    assert ids(await store.claim("w1", limit=2, lease_s=LEASE_S)) == ["1.0", "2.0"]
-    assert ids(await store.claim("w2", limit=2, lease_s=LEASE_S)) == ["3.0"]
-    assert await store.claim("w3", limit=2, lease_s=LEASE_S) == []
+    assert ids(await store.claim("w1", limit=2, lease_s=HELD_S)) == ["1.0", "2.0"]
+    assert ids(await store.claim("w2", limit=2, lease_s=HELD_S)) == ["3.0"]
+    assert await store.claim("w3", limit=2, lease_s=HELD_S) == []
 
 
 async def test_a_subjects_items_are_handed_out_in_ledger_order(store: SyncStore) -> None:
@@ -195,7 +198,7 @@ async def test_a_lapsed_lease_gives_the_item_back(queue: Queue) -> None:
     store = await queue.another()
     await store.enqueue([item(1), item(2, subject=SUBJECT_B)], after=0, upto=2)
     assert ids(await store.claim("crashed", limit=1, lease_s=LEASE_S)) == ["1.0"]
-    assert ids(await claim_all(store, "w2")) == ["2.0"]
+    assert ids(await claim_all(store, "w2", lease_s=LEASE_S)) == ["2.0"]
     await queue.wait(LEASE_S + 0.2)
     assert ids(await claim_all(store, "w3")) == ["1.0", "2.0"]
 
@@ -223,7 +226,7 @@ async def test_complete_many_removes_the_items_named_and_is_idempotent(store: Sy
 async def test_a_failed_item_comes_back_after_its_retry_delay(queue: Queue) -> None:
     store = await queue.another()
     await store.enqueue([item(1), item(2), item(3, subject=SUBJECT_B)], after=0, upto=3)
-    await claim_all(store)
+    await claim_all(store, lease_s=LEASE_S)
     await store.fail("1.0", error_type="MemoryUnavailableError", retry_in_s=LEASE_S)
     assert ids(await claim_all(store)) == []  # 3.0 is leased; 2.0 waits behind 1.0
     assert await store.pending_count() == 3
@@ -236,8 +239,8 @@ async def test_a_failed_item_comes_back_after_its_retry_delay(queue: Queue) -> N
 
 async def test_a_dead_item_is_listed_and_never_blocks_later_ones(store: SyncStore) -> None:
     await store.enqueue([item(1), item(2), item(3, subject=SUBJECT_B)], after=0, upto=3)
-    # 3.0 stays leased to the end, however slow the machine: only 2.0 is claimable after.
-    await claim_all(store, lease_s=60.0)
+    # 3.0 stays leased to the end: only 2.0 is claimable after.
+    await claim_all(store)
     await store.fail("1.0", error_type="MemoryTimeoutError", retry_in_s=None)
     assert await store.pending_count() == 2
     (dead,) = await store.dead_letters()

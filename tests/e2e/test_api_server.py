@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from support.api_harness import token
-from support.serve_process import serving
+from support.serve_process import routes_loaded, serving
 
 from factledger.api.http.auth import Role
 from factledger.client import (
@@ -28,6 +28,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # a session whose only fact the agent proposed (the learned default adds a "timeline").
     rules = {"FACTLEDGER_EXTRACTOR__KIND": "rule"}
     with serving(tmp_path_factory.mktemp("serve"), rules) as base_url:
+        routes_loaded(base_url)
         yield base_url
 
 

@@ -19,7 +19,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import Memory
 from support.api_harness import token
-from support.serve_process import serving
+from support.serve_process import routes_loaded, serving
 
 from factledger.api.http.auth import Role
 from factledger.client import FactledgerClient, InvalidRequestError, PermissionDeniedError
@@ -50,6 +50,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # (the learned default reads "Our budget holder is the CFO." as a third party's fact).
     rules = {"FACTLEDGER_EXTRACTOR__KIND": "rule"}
     with serving(tmp_path_factory.mktemp("serve-integrations"), rules) as base_url:
+        routes_loaded(base_url)
         yield base_url
 
 

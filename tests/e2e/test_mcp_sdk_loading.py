@@ -109,7 +109,7 @@ async def test_a_bad_bearer_is_refused_before_the_sdk_is_waited_for(
     monkeypatch.setattr(mcp_http._SdkLoader, "manager", waits_forever)
     async with running(ports) as client:
         response = await asyncio.wait_for(
-            client.post("/mcp", json=LIST_TOOLS, headers=bearer("not-a-jwt")), timeout=5
+            client.post("/mcp", json=LIST_TOOLS, headers=bearer("not-a-jwt")), timeout=30
         )
 
     assert response.status_code == 401

@@ -100,8 +100,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("serve-mcp")
     with serving(data_dir, SIGN_IN_SERVERS) as base_url:
         body = {"kind": "lead", "external_ref": REF}
+        # The first request after ready waits for the routes' deferred load (ADR 0095): a
+        # bound for a hang, not httpx's five seconds.
         created = httpx.post(
-            f"{base_url}/v1/subjects", json=body, headers=bearer(token(Role.SERVICE))
+            f"{base_url}/v1/subjects", json=body, headers=bearer(token(Role.SERVICE)), timeout=60
         )
         assert created.status_code == 201, created.text
         yield base_url

@@ -19,10 +19,12 @@ SEARCHABLE_WITHIN_S = 120.0  # generous: only a hang fails on it
 
 def test_the_first_requests_after_ready_wait_for_the_model(tmp_path: Path) -> None:
     with serving(tmp_path / "serve") as base_url:
-        service = FactledgerClient(base_url, token(Role.SERVICE, tenant="acme"))
+        # The first request after ready waits for the routes' load, the first recall for the
+        # model's: bounds for a hang, not the client's five seconds, on a loaded machine.
+        service = FactledgerClient(base_url, token(Role.SERVICE, tenant="acme"), timeout_s=60)
         lead = service.register_subject("lead", "crm-17").subject_id
         agent_token = token(Role.AGENT, tenant="acme", kind="lead", ref="crm-17")
-        with service, FactledgerClient(base_url, agent_token) as agent:
+        with service, FactledgerClient(base_url, agent_token, timeout_s=60) as agent:
             # Answered (the client raises on an error status); nothing has been said yet.
             assert agent.recall("which supplier do they use?").notes == []
             agent.start_session("chat-1", "chat")

@@ -28,10 +28,11 @@ SEARCHABLE_WITHIN_S = 60.0
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serving(tmp_path_factory.mktemp("serve-readme")) as base_url:
-        service = FactledgerClient(base_url, token(Role.SERVICE, tenant="acme"))
+        # The first requests after ready wait for the routes' and the model's loads.
+        service = FactledgerClient(base_url, token(Role.SERVICE, tenant="acme"), timeout_s=60)
         lead = service.register_subject("lead", "crm-17").subject_id
         agent_token = token(Role.AGENT, tenant="acme", kind="lead", ref="crm-17")
-        with service, FactledgerClient(base_url, agent_token) as agent:
+        with service, FactledgerClient(base_url, agent_token, timeout_s=60) as agent:
             # What the README's TypeScript example records first, searchable once synced; the
             # subject's words come from the channel (the service token).
             agent.start_session("chat-42", "chat")

@@ -183,6 +183,9 @@ async def test_recall_reads_the_standby_and_never_older_than_the_callers_write(
     assert await standby.routes() == (served + 1, kept + 1)
 
     standby.replay(paused=False)
+    # The app waits only `read_your_writes_wait_s` for the standby: the test waits for it to
+    # replay, so that a loaded machine's slow replay does not send the read to the primary.
+    replayed(standby.cluster, after_sync)
     # Replayed: the standby serves the caller's read, and it holds the write.
     assert "Beryl" in await recall(standby, after_sync)
     assert (await standby.routes())[0] == served + 2
@@ -278,6 +281,7 @@ async def test_a_subjects_events_read_the_standby_and_never_older_than_the_calle
     assert await standby.routes() == (served + 1, kept + 1)
 
     standby.replay(paused=False)
+    replayed(standby.cluster, ended.headers[POSITION])  # as above: not raced against the wait
     # Replayed: the standby serves the caller's read, and holds the session.
     assert recorded in await topics(standby, subject, ended.headers[POSITION])
     assert (await standby.routes())[0] == served + 2

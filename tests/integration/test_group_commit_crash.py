@@ -27,7 +27,9 @@ from factledger.domain.events import ChangeProposed
 
 pytestmark = pytest.mark.integration
 WORKER = Path(__file__).parent.parent / "support" / "ledger_writer_worker.py"
-THREADS, COMMANDS, SUBJECTS_PER_THREAD = 8, 60, 2
+# Far more commands than the kill waits for: the worker must still be writing when this
+# process, however slow to read its answers on a loaded machine, sends the kill.
+THREADS, COMMANDS, SUBJECTS_PER_THREAD = 8, 150, 2
 KILL_AFTER_ANSWERS = 150
 
 

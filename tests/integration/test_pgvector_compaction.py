@@ -145,7 +145,8 @@ async def test_a_writer_is_not_left_queued_behind_a_compaction_waiting_for_its_l
     # Another writer's transaction, still open, holds the lock every write of `memories` takes.
     async with await psycopg.AsyncConnection.connect(two.writer.config.admin_conninfo) as other:
         await other.execute(f'LOCK TABLE "{schema}".memories IN ROW EXCLUSIVE MODE')
-        compacting = asyncio.create_task(two.writer.compact_erased(lock_timeout_ms=500))
+        # Long enough for the test to see the rewrite's request queued on a loaded machine.
+        compacting = asyncio.create_task(two.writer.compact_erased(lock_timeout_ms=3_000))
         await _waiting_for_memories(two.writer)
 
         # A rewrite that waited on and on would hold up this write until `other` ends: every

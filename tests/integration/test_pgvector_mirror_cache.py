@@ -112,13 +112,17 @@ async def test_a_namespace_searched_once_is_not_loaded_and_earns_its_mirror_by_a
 async def test_searches_further_apart_than_idle_seconds_do_not_earn_a_mirror(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The cache's clock is the test's: how long a search takes on a loaded machine must not
+    # decide whether two searches were within `idle_seconds` of each other.
+    clock = SteppedClock()
     settings = MirrorSettings(inline=False, earn_after=2, idle_seconds=0.3)
     async with opened(postgres, settings) as two:
+        monkeypatch.setattr(cache, "time", clock)
         mirrors = two.mirrored.searcher.mirrors
         attempts = counted_loads(monkeypatch)
 
         await two.mirrored.search(NS, QUERY)
-        await asyncio.sleep(settings.idle_seconds + 0.1)
+        clock.now += settings.idle_seconds + 0.1
         await two.mirrored.search(NS, QUERY)  # the count started again: the first of two
         assert not mirrors._loading
         await two.mirrored.search(NS, QUERY)
@@ -222,8 +226,10 @@ def test_a_mirror_is_earned_at_the_first_search_at_the_earliest() -> None:
 async def test_a_namespace_past_max_facts_is_not_mirrored_and_retried_only_later(
     postgres: PostgresLocation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    clock = SteppedClock()  # five searches "within retry_seconds" however slow each is
     settings = MirrorSettings(inline=False, earn_after=1, max_facts=2, retry_seconds=0.5)
     async with opened(postgres, settings) as two:
+        monkeypatch.setattr(cache, "time", clock)
         mirrors = two.mirrored.searcher.mirrors
         attempts = counted_loads(monkeypatch)
 
@@ -234,7 +240,7 @@ async def test_a_namespace_past_max_facts_is_not_mirrored_and_retried_only_later
         assert attempts == [NS]
         assert mirrors.held() == {}
 
-        await asyncio.sleep(settings.retry_seconds)
+        clock.now += settings.retry_seconds
         assert len(await two.mirrored.search(NS, QUERY)) == 3
         await until(lambda: not mirrors._loading, "the retried load")
         assert attempts == [NS, NS]

@@ -51,7 +51,7 @@ async def test_the_settings_size_the_mirrors(postgres: PostgresLocation, tmp_pat
         assert (mirrors.settings.facts_per_search, mirrors.settings.earn_at_most) == (20, 64)
         # In the background, as in production; earned at the first search here.
         await opened.search(Namespace("subject-1"), SearchQuery("supplier", threshold=0.0))
-        for _ in range(100):
+        for _ in range(600):  # a bound for a hang only
             if mirrors.loads:
                 break
             await asyncio.sleep(0.05)

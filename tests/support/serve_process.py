@@ -24,6 +24,7 @@ from factledger.api.http.auth import Role
 
 # A loaded machine (CI beside other work) may need longer: the environment can say so.
 STARTUP_LIMIT_S = float(os.environ.get("FACTLEDGER_TEST_STARTUP_LIMIT_S", "90"))
+ROUTES_LOADED_WITHIN_S = 60.0  # a bound for a hang only
 
 
 def free_port() -> int:
@@ -107,6 +108,13 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path)
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the served process did not become ready: {log.read_text()[-2000:]}")
+
+
+def routes_loaded(base_url: str) -> None:
+    """Returns once the served process's routes are in (they load after ready, ADR 0095): a
+    module's tests, run in any order, then all start alike, none of them the request that
+    waits for the load within a client's default timeout on a loaded machine."""
+    httpx.get(f"{base_url}/openapi.json", timeout=ROUTES_LOADED_WITHIN_S).raise_for_status()
 
 
 def gauge(metrics: str, name: str) -> float:

@@ -6,37 +6,59 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from factledger.adapters.postgres.group_commit import GroupCommit
 
+WAIT_S = 10.0  # a bound for a hang only
+
 
 class Store:
-    """Records each batch; `gate` holds the first batch until the others have queued."""
+    """Records each batch; `gate` holds the first batch (`first`) until the others have
+    queued."""
 
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
+        self.first: list[str] | None = None
         self.gate = threading.Event()
 
     def run(self, works: Sequence[str]) -> list[object]:
         if not self.batches:
-            self.gate.wait(timeout=10)
+            self.first = list(works)
+            self.gate.wait(timeout=WAIT_S)
         self.batches.append(list(works))
         return [ValueError(w) if w.startswith("bad") else w.upper() for w in works]
+
+
+def queued(group: GroupCommit[str]) -> int:
+    return len(group._queue)
+
+
+def until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
 
 
 def test_queued_units_share_a_batch_and_one_aggregate_never_twice() -> None:
     store = Store()
     group: GroupCommit[str] = GroupCommit(store.run, name="test-group")
     jobs = [("a", "first")] + [(k, f"{k}-{n}") for n in range(3) for k in "bcd"]
-    # The first batch waits at the gate while the other units queue up behind it.
-    threading.Timer(0.3, store.gate.set).start()
+    # The first batch waits at the gate until every other unit queued up behind it: a count,
+    # not a pause, so that slow threads on a loaded machine change nothing.
+
+    def open_the_gate_once_all_queued() -> None:
+        until(lambda: store.first is not None and queued(group) == len(jobs) - len(store.first))
+        store.gate.set()
+
+    threading.Thread(target=open_the_gate_once_all_queued, daemon=True).start()
     with ThreadPoolExecutor(len(jobs)) as pool:
         futures = [pool.submit(group.submit, frozenset({k}), w) for k, w in jobs]
-        results = [f.result(timeout=10) for f in futures]
+        results = [f.result(timeout=WAIT_S) for f in futures]
     group.close()
     assert results == [w.upper() for _, w in jobs]
     assert len(store.batches) < len(jobs)  # some units shared a transaction
@@ -62,7 +84,7 @@ def test_a_failed_batch_fails_every_caller_with_a_copy_of_its_error() -> None:
     group: GroupCommit[str] = GroupCommit(broken, name="test-group")
     with ThreadPoolExecutor(4) as pool:
         futures = [pool.submit(group.submit, frozenset({n}), "w") for n in range(4)]
-        errors = [f.exception(timeout=10) for f in futures]
+        errors = [f.exception(timeout=WAIT_S) for f in futures]
     group.close()
     assert all(isinstance(e, ConnectionError) for e in errors)
     assert len({id(e) for e in errors}) == len(errors)
@@ -74,19 +96,22 @@ def test_units_queued_while_a_batch_failed_fail_with_it_without_a_transaction() 
     # that queued meanwhile must not wait for a second attempt to learn the same.
     attempts: list[list[str]] = []
     first_started = threading.Event()
+    all_queued = threading.Event()
 
     def away(works: Sequence[str]) -> list[object]:
         attempts.append(list(works))
         first_started.set()
-        time.sleep(0.3)
+        all_queued.wait(timeout=WAIT_S)  # the pool's wait, over once the others queued
         raise ConnectionError("the database went away")
 
     group: GroupCommit[str] = GroupCommit(away, name="test-group")
     with ThreadPoolExecutor(4) as pool:
         first = pool.submit(group.submit, frozenset({"a"}), "first")
-        assert first_started.wait(timeout=10)
+        assert first_started.wait(timeout=WAIT_S)
         later = [pool.submit(group.submit, frozenset({k}), k) for k in "abc"]
-        errors = [f.exception(timeout=10) for f in [first, *later]]
+        until(lambda: queued(group) == len(later))
+        all_queued.set()
+        errors = [f.exception(timeout=WAIT_S) for f in [first, *later]]
     group.close()
     assert all(isinstance(e, ConnectionError) for e in errors)
     assert attempts == [["first"]]

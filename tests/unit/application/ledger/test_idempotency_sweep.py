@@ -15,6 +15,8 @@ from factledger.application.ledger.idempotency_sweep import (
     sweep_once,
 )
 
+WAIT_S = 10.0  # a bound for a hang only
+
 
 class ScriptedStore:
     """Answers `sweep_expired` from a script; each answer is a count or an error to raise."""
@@ -23,6 +25,7 @@ class ScriptedStore:
         self.answers = list(answers)
         self.limits: list[int] = []
         self.drained = asyncio.Event()
+        self.partial = asyncio.Event()  # a batch short of its limit was answered
 
     async def sweep_expired(self, limit: int) -> int:
         self.limits.append(limit)
@@ -32,6 +35,8 @@ class ScriptedStore:
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
+        if answer < limit:
+            self.partial.set()
         return answer
 
     # The rest of the port, unused by the sweep.
@@ -44,11 +49,13 @@ async def test_full_batches_are_swept_back_to_back_then_the_interval_is_waited()
     stop = asyncio.Event()
     options = SweepOptions(interval_s=30.0, batch=5)
     task = asyncio.create_task(sweep_forever(store, stop, options))  # type: ignore[arg-type]
-    # Three full batches and the partial one come at once; then the 30 s interval.
-    await asyncio.sleep(0.3)
+    # Three full batches and the partial one come back to back (awaited, with a bound for a
+    # hang: a loaded machine may take a while); then the 30 s interval, so no fifth call.
+    await asyncio.wait_for(store.partial.wait(), timeout=WAIT_S)
+    await asyncio.sleep(0.1)
     assert store.limits == [5, 5, 5, 5]
     stop.set()
-    await asyncio.wait_for(task, timeout=1)
+    await asyncio.wait_for(task, timeout=WAIT_S)
 
 
 async def test_a_store_that_is_away_is_logged_and_tried_again() -> None:
@@ -57,9 +64,9 @@ async def test_a_store_that_is_away_is_logged_and_tried_again() -> None:
     assert await sweep_once(store, options) == 0  # type: ignore[arg-type]
     stop = asyncio.Event()
     task = asyncio.create_task(sweep_forever(store, stop, options))  # type: ignore[arg-type]
-    await asyncio.wait_for(store.drained.wait(), timeout=2)
+    await asyncio.wait_for(store.drained.wait(), timeout=WAIT_S)
     stop.set()
-    await asyncio.wait_for(task, timeout=1)
+    await asyncio.wait_for(task, timeout=WAIT_S)
     assert store.answers == []
 
 
