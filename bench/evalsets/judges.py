@@ -61,6 +61,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J8", _both(34)),
     Judge("J9", _both(35)),
     Judge("J10", _both(36)),
+    Judge("J11", _both(37)),
 )
 
 
