@@ -1,4 +1,4 @@
-"""A small run of `factledger-lab bench load`: two agents for a few seconds against one real
+"""A small run of `factledger-lab bench load`: two agents for forty requests against one real
 `factledger serve` on loopback (the hashing embedder keeps the server's start short).
 
 The run is bounded by its count of requests, not by its seconds: how many requests fit in a

@@ -111,9 +111,9 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[bytes], log: Path)
 
 
 def routes_loaded(base_url: str) -> None:
-    """Returns once the served process's routes are in (they load after ready, ADR 0095): a
-    module's tests, run in any order, then all start alike, none of them the request that
-    waits for the load within a client's default timeout on a loaded machine."""
+    """Returns once the served process's routes are in (they load after ready, ADR 0095):
+    whichever of a module's tests runs first (in the file's order, or alone) then does not
+    wait for the load within a client's default timeout on a loaded machine."""
     httpx.get(f"{base_url}/openapi.json", timeout=ROUTES_LOADED_WITHIN_S).raise_for_status()
 
 
