@@ -89,8 +89,15 @@ def test_the_command_prints_each_half_and_their_pool(
     for half in halves:
         half.mkdir(parents=True)
         (half / "cases-sales.yaml").write_text(yaml.safe_dump([case]), encoding="utf-8")
+    # Two wrong proposals in the first half: a supplier cut short, a team size in words.
+    wrong = [
+        {"set": str(halves[0]), "case": "sales-001", "session": 0, "field": f, "kind": kind}
+        for f, kind in [("supplier", "other_words"), ("team_size", "other_words")]
+    ] + [{"set": str(halves[0]), "case": "sales-001", "session": 0, "field": "x", "kind": "x"}]
+    detail = tmp_path / "wrong.json"
+    detail.write_text(json.dumps(wrong), encoding="utf-8")
 
-    main([str(half) for half in halves])
+    main([*map(str, halves), "--wrong", str(detail)])
 
     rows = json.loads(capsys.readouterr().out)
     assert [row["set"] for row in rows] == [*map(str, halves), "all"]
@@ -101,4 +108,19 @@ def test_the_command_prints_each_half_and_their_pool(
         "an_agent_line_only": 0,
         "across_lines_only": 0,
         "no_line": 2,
+        "wrong_in_other_words": {
+            "a_subject_line": 1,
+            "an_agent_line_only": 0,
+            "across_lines_only": 0,
+            "no_line": 1,
+        },
     }
+
+
+def test_a_detail_of_other_halves_is_refused(tmp_path: Path) -> None:
+    half = tmp_path / "a" / "dev"
+    half.mkdir(parents=True)
+    detail = tmp_path / "wrong.json"
+    detail.write_text(json.dumps([{"set": "elsewhere/dev", "kind": "other_words"}]))
+    with pytest.raises(SystemExit):
+        main([str(half), "--wrong", str(detail)])
