@@ -62,6 +62,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J9", _both(35)),
     Judge("J10", _both(36)),
     Judge("J11", _both(37)),
+    Judge("J12", _both(38)),
 )
 
 
