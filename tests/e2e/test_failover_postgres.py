@@ -16,7 +16,8 @@ import httpx
 import psycopg
 import pytest
 from support.api_harness import bearer, line, token
-from support.replicated_service import replicated_env, until, worker_process
+from support.polling import until
+from support.replicated_service import replicated_env, worker_process
 from support.serve_process import serving
 
 from factledger.api.http.auth import Role

@@ -23,7 +23,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from support.api_harness import TEST_AUTH, bearer, token
 from support.mcp_story import call, error, http_relay, tell_story
-from support.serve_process import serve_env, serving
+from support.serve_process import routes_loaded, serve_env, serving
 
 from factledger.api.bootstrap.compose import open_ledger_runtime
 from factledger.api.http.auth import Role
@@ -99,11 +99,10 @@ async def test_the_story_over_stdio(tmp_path: Path) -> None:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("serve-mcp")
     with serving(data_dir, SIGN_IN_SERVERS) as base_url:
+        routes_loaded(base_url)
         body = {"kind": "lead", "external_ref": REF}
-        # The first request after ready waits for the routes' deferred load (ADR 0095): a
-        # bound for a hang, not httpx's five seconds.
         created = httpx.post(
-            f"{base_url}/v1/subjects", json=body, headers=bearer(token(Role.SERVICE)), timeout=60
+            f"{base_url}/v1/subjects", json=body, headers=bearer(token(Role.SERVICE))
         )
         assert created.status_code == 201, created.text
         yield base_url

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support.api_harness import token
-from support.serve_process import serving
+from support.serve_process import routes_loaded, serving
 
 from factledger.api.http.auth import Role
 from factledger.client import FactledgerClient
@@ -61,12 +61,12 @@ def run(command: list[str], env: dict[str, str] | None = None) -> subprocess.Com
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serving(tmp_path_factory.mktemp("serve-ts")) as base_url:
+        routes_loaded(base_url)
         yield base_url
 
 
 def test_the_checked_in_openapi_document_is_the_served_one(server: str) -> None:
-    # Maybe the first request after ready: it waits for the routes' deferred load.
-    served = httpx.get(f"{server}/openapi.json", timeout=60).json()
+    served = httpx.get(f"{server}/openapi.json", timeout=10).json()
     checked_in = json.loads((PACKAGE / "openapi.json").read_text(encoding="utf-8"))
     assert checked_in == served, "clients/typescript/openapi.json is stale: run `make openapi`"
 

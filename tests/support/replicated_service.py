@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -77,14 +77,3 @@ def worker_process(env: Mapping[str, str], log: Path) -> Iterator[subprocess.Pop
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=WORKER_STOP_LIMIT_S)
-
-
-def until(check: Callable[[], object], limit_s: float, what: str) -> float:
-    """Polls `check()` (a callable returning truthy) until it holds; returns the seconds it
-    took, fails past `limit_s`."""
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > limit_s:
-            raise AssertionError(f"{what}: not within {limit_s} s")
-        time.sleep(0.1)
-    return time.monotonic() - started

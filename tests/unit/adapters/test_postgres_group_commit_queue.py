@@ -5,11 +5,11 @@ of its callers with an error of their own."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from support.polling import until
 
 from factledger.adapters.postgres.group_commit import GroupCommit
 
@@ -37,13 +37,6 @@ def queued(group: GroupCommit[str]) -> int:
     return len(group._queue)
 
 
-def until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.005)
-
-
 def test_queued_units_share_a_batch_and_one_aggregate_never_twice() -> None:
     store = Store()
     group: GroupCommit[str] = GroupCommit(store.run, name="test-group")
@@ -52,7 +45,12 @@ def test_queued_units_share_a_batch_and_one_aggregate_never_twice() -> None:
     # not a pause, so that slow threads on a loaded machine change nothing.
 
     def open_the_gate_once_all_queued() -> None:
-        until(lambda: store.first is not None and queued(group) == len(jobs) - len(store.first))
+        until(
+            lambda: store.first is not None and queued(group) == len(jobs) - len(store.first),
+            WAIT_S,
+            "the other units queued",
+            every_s=0.005,
+        )
         store.gate.set()
 
     threading.Thread(target=open_the_gate_once_all_queued, daemon=True).start()
@@ -109,7 +107,7 @@ def test_units_queued_while_a_batch_failed_fail_with_it_without_a_transaction() 
         first = pool.submit(group.submit, frozenset({"a"}), "first")
         assert first_started.wait(timeout=WAIT_S)
         later = [pool.submit(group.submit, frozenset({k}), k) for k in "abc"]
-        until(lambda: queued(group) == len(later))
+        until(lambda: queued(group) == len(later), WAIT_S, "the later units queued", every_s=0.005)
         all_queued.set()
         errors = [f.exception(timeout=WAIT_S) for f in [first, *later]]
     group.close()
