@@ -63,6 +63,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J10", _both(36)),
     Judge("J11", _both(37)),
     Judge("J12", _both(38)),
+    Judge("J13", _both(39)),
 )
 
 
