@@ -13,6 +13,8 @@ Pure (the subject is loaded by the caller). For each candidate:
 - "the same value" is by meaning, not by characters (`memory.sameness`: case, accents,
   punctuation and number formats aside), so "12,000" repeats "12000" and proposes nothing;
   nor does a shorter wording of a value said before ("Obinna" after "Obinna Eze", ADR 0230);
+- a value that only names its field ("Same address", "Emergency contact") is no value, and
+  is never proposed (ADR 0234);
 - an update's or a correction's rationale names the value it replaces: the one the session
   said no longer holds, else the profile's, else the latest said open change's, else the
   latest earlier proposal's that a newer one superseded;
@@ -39,6 +41,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from factledger.application.memory.sameness import same_value, shortens
 from factledger.application.proposals.candidates import Candidate
+from factledger.application.proposals.field_names import restates_field
 from factledger.domain.proposal import ChangeRecord, CurrentField, Proposal
 from factledger.domain.provenance import (
     REQUESTS_TO_FORGET,
@@ -202,6 +205,8 @@ def _plan_one(
     fresh: list[str] = []
     for v in candidate.values:
         known = held | offered | rejected | set(fresh)
+        if restates_field(v, field):
+            continue
         if not _known(v, known) and not any(shortens(v, k) for k in known):
             fresh.append(v)
     if not fresh:
