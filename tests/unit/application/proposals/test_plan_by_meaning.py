@@ -74,6 +74,23 @@ async def test_a_shorter_wording_of_a_name_said_before_proposes_nothing(rig: Rig
     assert [c.proposal.value for c in changes(rig, lead, "name")] == [TextValue("Obinna Eze")]
 
 
+async def test_a_value_that_only_names_its_field_proposes_nothing(rig: Rig) -> None:
+    scripted, lead = ScriptedExtractor(), rig.register()
+    await said(rig, scripted, lead, "s1", "Budget is 12000.", stated("f0", "budget", "12000"))
+    first = change_id_for(lead, "s1", MODEL, "budget")
+    rig.ledger.approve_change(ApproveChange(TENANT, lead, first, "reviewer-1"))
+
+    await said(
+        rig, scripted, lead, "s2", "Budget as before.", stated("f0", "budget", "Budget as before")
+    )
+    await said(rig, scripted, lead, "s3", "Same budget.", stated("f0", "budget", "Same budget"))
+    await said(rig, scripted, lead, "s4", "Supplier?", stated("f0", "supplier", "supplier"))
+
+    assert [c.change_id for c in changes(rig, lead, "budget")] == [first]
+    assert rig.subject(lead).fields["budget"].value == TextValue("12000")
+    assert changes(rig, lead, "supplier") == []
+
+
 async def test_a_longer_wording_or_one_without_a_lowercase_word_is_an_update(rig: Rig) -> None:
     scripted, lead = ScriptedExtractor(), rig.register()
     await said(rig, scripted, lead, "s1", "Obinna.", stated("f0", "name", "Obinna"))
