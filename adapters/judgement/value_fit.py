@@ -6,8 +6,10 @@ another kind ("payment method: raise the car deductible to $1,000", "smoking sta
 father smoked forty a day"), and many of its right answers under its floor are plainly a
 value of the field ("latex" for allergies, "Amex" for a payment method).
 
-The file holds, for each field the training conversations label, the packaged embedder's
-vectors of the values labelled there (the bank, int8 per row), and one logistic regression
+The file holds, for each field the training conversations label, an encoder's vectors of the
+values labelled there (the bank, int8 per row; the packaged file's encoder is the multilingual
+one, which reads a greeting in another language as no name, ADR 0235; a file names its
+encoder and is read over it), and one logistic regression
 over five numbers of an answer: the reader's margin over its field's bar, how close the span
 is to its field's nearest labelled values (the mean cosine of the `NEAREST` closest), that
 closeness less the closest any other asked field's values come, whether the field is a list,
@@ -37,10 +39,11 @@ from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
 
-# ADR 0211's candidate three: its bars chosen at a kept-out lift of 0.03 (`--lift 0.03`),
-# refitted by that command on the packaged reader's answers when the reader changed (ADR 0213).
+# ADR 0211's candidate three: its bars chosen at a kept-out lift of 0.03 (`--lift 0.03`), fitted
+# over the multilingual encoder (`--encoder multilingual`, ADR 0235) on the packaged reader's
+# answers.
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
-PACKAGED_VALUE_FIT_SHA256 = "9a783f8d99a1bf11d53ab2759351b421cdfbe9b316a5516283fff6122f062723"
+PACKAGED_VALUE_FIT_SHA256 = "217b42f5c8251b7c9056ebc89360fa5d6da866bc62d0ec1d1503fbeef6ae6d11"
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
@@ -199,13 +202,17 @@ class ValueFitHead:
         return write_arrays(path, arrays)
 
     @classmethod
-    def load(cls, path: Path, sha256: str | None, embedder: Embedder) -> ValueFitHead:
+    def load(
+        cls, path: Path, sha256: str | None, embedder: Embedder, *others: Embedder
+    ) -> ValueFitHead:
+        """The file's head over the embedder it was fitted with, of `embedder` and `others`
+        (the process's encoders: a file names one)."""
         data = read_pinned(path, sha256, ValueFitIntegrityError, "value-fit head")
         with open_archive(data) as z:
-            if str(z["model_id"]) != embedder.model_id:
-                raise ValueFitIntegrityError(
-                    f"the value-fit head needs the embedder {z['model_id']}"
-                )
+            wanted = str(z["model_id"])
+            embedder = next((e for e in (embedder, *others) if e.model_id == wanted), embedder)
+            if wanted != embedder.model_id:
+                raise ValueFitIntegrityError(f"the value-fit head needs the embedder {wanted}")
             if tuple(str(f) for f in z["features"]) != FEATURES:
                 raise ValueFitIntegrityError("the value-fit head reads other features")
             bank = Bank.from_arrays(
@@ -222,5 +229,5 @@ class ValueFitHead:
             )
 
     @classmethod
-    def packaged(cls, embedder: Embedder) -> ValueFitHead:
-        return cls.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)
+    def packaged(cls, embedder: Embedder, *others: Embedder) -> ValueFitHead:
+        return cls.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder, *others)

@@ -373,10 +373,14 @@ def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Value
         wanted = "learned" if on else "none"
     if wanted == "none" or not isinstance(judge, LearnedJudge):
         return None
+    # The multilingual encoder loads at its first reading, once a process (ADR 0235).
+    multilingual = UseMultilingualEmbedder()
     if settings.value_fit_path is None:
-        head = ValueFitHead.packaged(judge.embedder)
+        head = ValueFitHead.packaged(judge.embedder, multilingual)
     else:
-        head = ValueFitHead.load(settings.value_fit_path, settings.value_fit_sha256, judge.embedder)
+        head = ValueFitHead.load(
+            settings.value_fit_path, settings.value_fit_sha256, judge.embedder, multilingual
+        )
     if settings.value_fit_held_min is None:
         return head
     return replace(head, held_min=settings.value_fit_held_min)

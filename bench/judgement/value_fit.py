@@ -1,5 +1,5 @@
 """`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...] [--reader
-FILE --reader-sha256 HEX] [--span-slack S]`: the value-fit head
+FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual]`: the value-fit head
 (`adapters.judgement.value_fit`, ADR 0211), fitted on the writers' training conversations only
 (no blind set, converted or not, is read).
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER,
     PACKAGED_QA_READER_FLOOR,
@@ -213,11 +214,22 @@ def main(argv: list[str] | None = None) -> None:
         help="the reader's span slack (ADR 0227; default 0: the best pairs, which the shipped "
         "head was fitted on)",
     )
+    parser.add_argument(
+        "--encoder",
+        choices=("packaged", "multilingual"),
+        default="packaged",
+        help="what embeds the bank and the spans: the packaged sentence embedder, or the "
+        "multilingual encoder (ADR 0235)",
+    )
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
         parser.error("--reader-sha256: required with --reader")
     corpora = args.corpus or [DATA]
-    embedder = OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    embedder: OnnxEmbedder | UseMultilingualEmbedder = (
+        UseMultilingualEmbedder()
+        if args.encoder == "multilingual"
+        else OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
+    )
     values = bank_values(corpora)
     texts = [t for v in values.values() for t in v]
     vectors = np.asarray(embedder.embed_sync(texts), dtype=np.float32)

@@ -16,6 +16,7 @@ import pytest
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.judgement.qa_reader.reader import LineRead, QaFieldReader
 from factledger.adapters.judgement.qa_reader.value_fits import fitted, reaching
 from factledger.adapters.judgement.value_fit import (
@@ -125,10 +126,31 @@ async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path
         ValueFitHead.load(path, sha256, AxisEmbedder(model_id="another"))
 
 
-def test_the_packaged_file_reads_against_its_pin_and_names_the_packaged_embedder() -> None:
-    head = ValueFitHead.load(
-        PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, AxisEmbedder(model_id=_packaged_model())
-    )
+async def test_a_file_is_read_over_the_encoder_it_names_of_those_given(tmp_path: Path) -> None:
+    fitted_over = AxisEmbedder(model_id="multilingual")
+    path = tmp_path / "value-fit.npz"
+    sha256 = _head(fitted_over).save(path)
+    english = AxisEmbedder(model_id="english")
+
+    loaded = ValueFitHead.load(path, sha256, english, fitted_over)
+
+    assert loaded.embedder is fitted_over
+    assert await loaded.kept([_answer("allergies", "latex", -2.0)]) == [True]
+    assert fitted_over.asked == ["latex"]
+    assert english.asked == []
+    with pytest.raises(ValueFitIntegrityError, match="needs the embedder multilingual"):
+        ValueFitHead.load(path, sha256, english, AxisEmbedder(model_id="another"))
+
+
+def test_the_packaged_file_reads_against_its_pin_over_the_multilingual_encoder() -> None:
+    english = AxisEmbedder(model_id=_packaged_model())
+    multilingual = AxisEmbedder(model_id=UseMultilingualEmbedder.model_id)
+
+    head = ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, english, multilingual)
+
+    assert head.embedder is multilingual  # ADR 0235
+    with pytest.raises(ValueFitIntegrityError, match="needs the embedder"):
+        ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, english)
 
     assert 0 < head.keep_min <= head.admit_min < 1
     assert head.reach == 3.0
