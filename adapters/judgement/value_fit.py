@@ -8,8 +8,8 @@ value of the field ("latex" for allergies, "Amex" for a payment method).
 
 The file holds, for each field the training conversations label, an encoder's vectors of the
 values labelled there (the bank, int8 per row; the packaged file's encoder is the multilingual
-one, which reads a greeting in another language as no name, ADR 0235; a file names its
-encoder and is read over it), and one logistic regression
+one, which reads values said in other languages, ADR 0235; a file names its encoder and is
+read over it), and one logistic regression
 over five numbers of an answer: the reader's margin over its field's bar, how close the span
 is to its field's nearest labelled values (the mean cosine of the `NEAREST` closest), that
 closeness less the closest any other asked field's values come, whether the field is a list,

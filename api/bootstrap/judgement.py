@@ -373,8 +373,7 @@ def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Value
         wanted = "learned" if on else "none"
     if wanted == "none" or not isinstance(judge, LearnedJudge):
         return None
-    # The multilingual encoder loads at its first reading, once a process (ADR 0235).
-    multilingual = UseMultilingualEmbedder()
+    multilingual = value_fit_encoder()
     if settings.value_fit_path is None:
         head = ValueFitHead.packaged(judge.embedder, multilingual)
     else:
@@ -384,6 +383,13 @@ def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Value
     if settings.value_fit_held_min is None:
         return head
     return replace(head, held_min=settings.value_fit_held_min)
+
+
+def value_fit_encoder() -> UseMultilingualEmbedder:
+    """The multilingual encoder a value-fit file fitted over it reads spans with (ADR 0235):
+    the process's one encoder, loaded after ready; while it cannot load, a reading raises
+    `ModelUnavailableError` and the sync holds the item and tries again."""
+    return UseMultilingualEmbedder(load_in_background=True)
 
 
 def answer_stance(

@@ -217,9 +217,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--encoder",
         choices=("packaged", "multilingual"),
-        default="packaged",
-        help="what embeds the bank and the spans: the packaged sentence embedder, or the "
-        "multilingual encoder (ADR 0235)",
+        default="multilingual",
+        help="what embeds the bank and the spans: the multilingual encoder, as the shipped file "
+        "was fitted (the default, ADR 0235), or the packaged sentence embedder",
     )
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:

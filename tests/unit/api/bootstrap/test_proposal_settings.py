@@ -9,6 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from factledger.adapters import deferred_load
+from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
 from factledger.adapters.extraction.learned.extractor import LearnedExtractor
 from factledger.adapters.extraction.rules.extractor import RuleExtractor
 from factledger.adapters.in_memory.event_store import popo_env
@@ -42,10 +44,12 @@ from factledger.adapters.judgement.qa_reader.reader import (
 )
 from factledger.adapters.judgement.value_fit import (
     PACKAGED_VALUE_FIT,
+    ValueAnswer,
     ValueFitHead,
     ValueFitIntegrityError,
 )
 from factledger.adapters.values.words import WordsValueReader
+from factledger.api.bootstrap import judgement as judgement_bootstrap
 from factledger.api.bootstrap.backend import build_extractor
 from factledger.api.bootstrap.judgement import qa_field_reader
 from factledger.api.bootstrap.proposals import (
@@ -60,6 +64,7 @@ from factledger.api.settings import (
     SettingsError,
     load_settings,
 )
+from factledger.application.errors import ModelUnavailableError
 from factledger.application.ledger.ledger import Ledger
 from factledger.application.proposals.typed import DateOrder, ReadingHints, YearUnsaid
 from factledger.domain.provenance import Actor, ActorKind
@@ -379,6 +384,23 @@ def _qa_judge(monkeypatch: pytest.MonkeyPatch, extractor: str) -> QaReadingJudge
     return built.judge
 
 
+async def test_a_value_fit_head_whose_encoder_cannot_load_holds_the_session_for_later(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The shipped head reads spans with the multilingual encoder (ADR 0235): while its files
+    cannot be read, reading an answer raises the error the sync holds an item on, rather than
+    keeping or dropping answers unread."""
+    monkeypatch.setattr(deferred_load, "RETRY_AFTER_S", 0.0)
+    broken = UseMultilingualEmbedder(tmp_path, load_in_background=True)  # no files
+    monkeypatch.setattr(judgement_bootstrap, "value_fit_encoder", lambda: broken)
+    head = _qa_judge(monkeypatch, '{"kind": "learned"}').value_fit
+    assert head is not None
+
+    answer = ValueAnswer("allergies", "latex", -1.0, True, ("allergies",))
+    with pytest.raises(ModelUnavailableError):
+        await head.kept([answer])
+
+
 def test_the_held_change_heads_threshold_is_the_files_unless_the_settings_give_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -669,6 +691,7 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
 
     shipped = head_of('{"kind": "learned"}')  # ADR 0223
     assert shipped is not None
+    assert shipped.embedder.model_id == UseMultilingualEmbedder.model_id  # ADR 0235
     assert shipped.held_min is None  # ADR 0231, rejected: held answers pass as read
     held_bar = head_of('{"kind": "learned", "value_fit_held_min": 0.5}')
     assert held_bar is not None
