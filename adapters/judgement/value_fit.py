@@ -210,8 +210,8 @@ class ValueFitHead:
         data = read_pinned(path, sha256, ValueFitIntegrityError, "value-fit head")
         with open_archive(data) as z:
             wanted = str(z["model_id"])
-            embedder = next((e for e in (embedder, *others) if e.model_id == wanted), embedder)
-            if wanted != embedder.model_id:
+            fitted_over = [e for e in (embedder, *others) if e.model_id == wanted]
+            if not fitted_over:
                 raise ValueFitIntegrityError(f"the value-fit head needs the embedder {wanted}")
             if tuple(str(f) for f in z["features"]) != FEATURES:
                 raise ValueFitIntegrityError("the value-fit head reads other features")
@@ -219,7 +219,7 @@ class ValueFitHead:
                 [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
             )
             return cls(
-                embedder,
+                fitted_over[0],
                 bank,
                 z["w"].astype(np.float32),
                 float(z["b"]),

@@ -204,9 +204,9 @@ def _plan_one(
     offered = {i for c in open_ for i in _items(c.proposal.value)}
     fresh: list[str] = []
     for v in candidate.values:
-        known = held | offered | rejected | set(fresh)
         if restates_field(v, field):
             continue
+        known = held | offered | rejected | set(fresh)
         if not _known(v, known) and not any(shortens(v, k) for k in known):
             fresh.append(v)
     if not fresh:
