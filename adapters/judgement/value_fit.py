@@ -19,16 +19,15 @@ or more. A field the bank holds no values of is read by its bar alone, as withou
 `python -m factledger.bench.judgement.value_fit` fits it on the kept-out training cases.
 
 A held field's answer (the subject holds a statement of the field: where an update is said)
-is kept from `held_min` ("Same address" or "Budget as before" is no address and no budget):
-0.5 with the packaged file (ADR 0236; over the English embedder that bar bought less precision
-than ADR 0231's rule asked), as read with a deployment's own file, the settings' bar where they
-give one.
+passes as read, unless the settings give the held fields a bar of their own, `held_min` (ADR
+0231: "Same address" or "Budget as before" is no address and no budget; not set by default,
+for a bar of 0.5 bought less precision than its rule asked).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,12 +39,11 @@ from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
 
-# Fitted over the multilingual encoder (ADR 0235) on the packaged reader's answers, its bars
-# chosen at a kept-out lift of 0.02 (`--lift 0.02`, ADR 0236).
+# ADR 0211's candidate three: its bars chosen at a kept-out lift of 0.03 (`--lift 0.03`), fitted
+# over the multilingual encoder (`--encoder multilingual`, ADR 0235) on the packaged reader's
+# answers.
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
-PACKAGED_VALUE_FIT_SHA256 = "40076c45350e4053ca6bdd5fa89d50376e3836cd231d4d6105f577c709b6d425"
-# A held field's answers are read by the packaged file at this bar (ADR 0236; ADR 0231's bar).
-PACKAGED_VALUE_FIT_HELD_MIN = 0.5
+PACKAGED_VALUE_FIT_SHA256 = "217b42f5c8251b7c9056ebc89360fa5d6da866bc62d0ec1d1503fbeef6ae6d11"
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
@@ -138,8 +136,8 @@ class ValueFitHead:
     keep_min: float  # an answer over its bar is kept from this probability
     admit_min: float  # an answer under its bar (by at most `reach`) is kept from this one
     reach: float  # how far under its bar an answer may be read
-    # A held field's answer is kept from this one; None: all. Never written in a file: the
-    # packaged head's (ADR 0236) or the settings' (ADR 0231).
+    # A held field's answer is kept from this one; None: all. Set by the settings, never
+    # written in the file (ADR 0231).
     held_min: float | None = None
 
     def knows(self, name: str) -> bool:
@@ -232,6 +230,4 @@ class ValueFitHead:
 
     @classmethod
     def packaged(cls, embedder: Embedder, *others: Embedder) -> ValueFitHead:
-        """The shipped file's head, reading held fields' answers at its held bar."""
-        head = cls.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder, *others)
-        return replace(head, held_min=PACKAGED_VALUE_FIT_HELD_MIN)
+        return cls.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder, *others)

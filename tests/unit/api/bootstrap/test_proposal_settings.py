@@ -692,10 +692,7 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
     shipped = head_of('{"kind": "learned"}')  # ADR 0223
     assert shipped is not None
     assert shipped.embedder.model_id == UseMultilingualEmbedder.model_id  # ADR 0235
-    assert shipped.held_min == 0.5  # ADR 0236: held answers read at the packaged file's bar
-    every_held = head_of('{"kind": "learned", "value_fit_held_min": 0}')
-    assert every_held is not None
-    assert every_held.held_min == 0
+    assert shipped.held_min is None  # ADR 0231, rejected: held answers pass as read
     held_bar = head_of('{"kind": "learned", "value_fit_held_min": 0.5}')
     assert held_bar is not None
     assert held_bar.held_min == 0.5
