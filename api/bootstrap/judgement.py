@@ -357,8 +357,9 @@ def held_change(settings: LearnedExtractorSettings, judge: SentenceJudge) -> Hel
 
 
 def value_fit(settings: LearnedExtractorSettings, judge: SentenceJudge) -> ValueFitHead | None:
-    """The value-fit head (ADR 0211) over the judge's embedder (the model loads once), its
-    held fields' bar the settings' where they give one (ADR 0231); None when the settings
+    """The value-fit head (ADR 0211) over the encoder its file names (ADR 0235: the judge's
+    embedder or the multilingual encoder, each loaded once a process), its held fields' bar
+    the settings' where they give one (ADR 0231); None when the settings
     leave it off (unset, ADR 0223: on with the packaged QA reader, or with a
     deployment's reader and a value-fit file of its own; off beside the heads' agreement or
     read-backs, neither ever measured with it)."""
