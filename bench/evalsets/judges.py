@@ -64,6 +64,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J11", _both(37)),
     Judge("J12", _both(38)),
     Judge("J13", _both(39)),
+    Judge("J14", _both(40)),
 )
 
 
