@@ -1,10 +1,12 @@
 """`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...] [--reader
-FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual]`: the value-fit head
-(`adapters.judgement.value_fit`, ADR 0211), fitted on the writers' training conversations only
-(no blind set, converted or not, is read).
+FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual] [--bank-dev DIR
+...]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211), fitted on the writers'
+training conversations (and, with `--bank-dev`, a bank grown from blind sets' dev halves, ADR
+0237; no held-out half is read).
 
 - The bank: every value labelled in a case that is not kept out, by field, embedded with the
-  packaged embedder.
+  encoder chosen; with `--bank-dev`, also every value a dev half's writer expected as stated
+  that a subject line of its session says word for word (the words a span can be).
 - The answers: the kept-out cases (one in eight by a hash of the id, never trained on by the
   reader and never in the bank) read once through the product's adapter (at the span slack
   given, ADR 0227) from `reach` under each kind's bar, at ADR 0107's line level; each is
@@ -41,6 +43,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
 )
 from factledger.adapters.judgement.value_fit import FEATURES, Bank, ValueAnswer, ValueFitHead
+from factledger.bench.evalsets.cases import load_cases
 from factledger.bench.judgement.conversations import load_training_cases
 from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
 from factledger.bench.judgement.qa_reader.pairs import kept_out
@@ -75,6 +78,31 @@ def bank_values(corpora: Sequence[Path]) -> dict[str, list[str]]:
                 if text := p.span.text.strip():
                     values[str(p.span.field)].add(text)
     return {name: sorted(v) for name, v in sorted(values.items())}
+
+
+def dev_values(directories: Sequence[Path]) -> dict[str, list[str]]:
+    """Each field's distinct values the dev halves' writers expected as stated and a subject
+    line of the same session says word for word (case aside); a held-out half is refused."""
+    values: dict[str, set[str]] = defaultdict(set)
+    for directory in directories:
+        if "heldout" in directory.parts:
+            raise SystemExit(f"{directory}: a held-out half is never read")
+        for case in load_cases(directory):
+            for session in case.sessions:
+                said = [t.casefold() for role, t in session.lines if role == "subject"]
+                for p in session.proposals:
+                    text = p.value.strip()
+                    if p.origin == "stated" and text and any(text.casefold() in s for s in said):
+                        values[p.field].add(text)
+    return {name: sorted(v) for name, v in sorted(values.items())}
+
+
+def merged(*banks: dict[str, list[str]]) -> dict[str, list[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for bank in banks:
+        for name, texts in bank.items():
+            out[name].update(texts)
+    return {name: sorted(v) for name, v in sorted(out.items())}
 
 
 def bar_of(is_list: bool) -> float:
@@ -221,6 +249,14 @@ def main(argv: list[str] | None = None) -> None:
         help="what embeds the bank and the spans: the multilingual encoder, as the shipped file "
         "was fitted (the default, ADR 0235), or the packaged sentence embedder",
     )
+    parser.add_argument(
+        "--bank-dev",
+        type=Path,
+        action="append",
+        default=[],
+        help="a blind set's dev half whose stated values, said word for word, join the bank "
+        "(ADR 0237; a held-out half is refused)",
+    )
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
         parser.error("--reader-sha256: required with --reader")
@@ -230,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.encoder == "multilingual"
         else OnnxEmbedder(OnnxModelFiles.preset(DEFAULT_PRESET))
     )
-    values = bank_values(corpora)
+    values = merged(bank_values(corpora), dev_values(args.bank_dev))
     texts = [t for v in values.values() for t in v]
     vectors = np.asarray(embedder.embed_sync(texts), dtype=np.float32)
     at, by_field = 0, {}
@@ -261,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     head = ValueFitHead(embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH)
     sha256 = head.save(args.out)
     result = {
-        "bank": {"fields": len(values), "values": len(texts)},
+        "bank": {"fields": len(values), "values": len(texts), "dev halves": len(args.bank_dev)},
         "answers": len(marked),
         "answers of known fields": int(known.sum()),
         "labelled spans": labelled,

@@ -14,8 +14,10 @@ from factledger.bench.judgement.value_fit import (
     LIFT,
     Marked,
     choose,
+    dev_values,
     fit_regression,
     main,
+    merged,
     outcome,
     probabilities,
 )
@@ -75,3 +77,51 @@ def test_a_reader_of_ones_own_is_read_only_with_its_pin(
         main(["--out", str(tmp_path / "head.npz"), "--reader", str(tmp_path / "reader.onnx")])
 
     assert "--reader-sha256: required with --reader" in capsys.readouterr().err
+
+
+_DEV_CASES = """
+- id: sales-t-001
+  domain: sales
+  kind: lead
+  sessions:
+    - at: "2026-01-12T10:00:00Z"
+      channel: chat
+      lines:
+        - {role: agent, text: "Which car do you drive, and what budget?"}
+        - {role: subject, text: "A 2019 Mazda CX-5, and about 40k for the whole thing"}
+      expect:
+        proposals:
+          - {field: vehicle, value: "2019 mazda CX-5", keywords: ["CX-5"]}
+          - {field: budget, value: "about 40,000 dollars", keywords: ["40"]}
+          - {field: team_size, value: "Mazda", keywords: ["Mazda"], origin: inferred}
+          - {field: job_title, value: "Which car", keywords: ["car"]}
+  writer: T
+"""
+
+
+def test_a_dev_halfs_bank_holds_the_stated_values_a_subject_line_says_word_for_word(
+    tmp_path: Path,
+) -> None:
+    # Recorded in other words ("40,000 dollars"), inferred, or said only by the agent: none
+    # of them is words a span of the subject's line can be.
+    dev = tmp_path / "blind99" / "dev"
+    dev.mkdir(parents=True)
+    (dev / "cases-sales.yaml").write_text(_DEV_CASES, encoding="utf-8")
+
+    assert dev_values([dev]) == {"vehicle": ["2019 mazda CX-5"]}
+
+
+def test_a_held_out_half_never_joins_the_bank(tmp_path: Path) -> None:
+    held_out = tmp_path / "blind99" / "heldout"
+    held_out.mkdir(parents=True)
+    (held_out / "cases-sales.yaml").write_text(_DEV_CASES, encoding="utf-8")
+
+    with pytest.raises(SystemExit, match="never read"):
+        dev_values([held_out])
+
+
+def test_banks_merge_by_field_without_repeating_a_value() -> None:
+    assert merged({"plan": ["Pro", "Team"]}, {"plan": ["Pro", "Basic"], "name": ["Ana"]}) == {
+        "name": ["Ana"],
+        "plan": ["Basic", "Pro", "Team"],
+    }
