@@ -43,7 +43,7 @@ from factledger.application.memory.ports import Embedder
 # over the multilingual encoder (`--encoder multilingual`, ADR 0235) on the packaged reader's
 # answers.
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
-PACKAGED_VALUE_FIT_SHA256 = "1fa06b4d7abe4c2ddc7b282053d1b8e233b64bd8567d3108108fe82af426e5f2"
+PACKAGED_VALUE_FIT_SHA256 = "217b42f5c8251b7c9056ebc89360fa5d6da866bc62d0ec1d1503fbeef6ae6d11"
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
