@@ -65,6 +65,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J12", _both(38)),
     Judge("J13", _both(39)),
     Judge("J14", _both(40)),
+    Judge("J15", _both(41)),
 )
 
 
