@@ -1,8 +1,9 @@
 """`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...] [--reader
 FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual] [--bank-dev DIR
-...]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211), fitted on the writers'
-training conversations (and, with `--bank-dev`, a bank grown from blind sets' dev halves, ADR
-0237; no held-out half is read).
+...] [--fit-dev DIR ...]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211),
+fitted on the writers' training conversations (and, with `--bank-dev`, a bank grown from
+blind sets' dev halves, ADR 0237; with `--fit-dev`, a regression and bars fitted on their
+first sessions' answers too, ADR 0238; no held-out half is read).
 
 - The bank: every value labelled in a case that is not kept out, by field, embedded with the
   encoder chosen; with `--bank-dev`, also every value a dev half's writer expected as stated
@@ -11,6 +12,10 @@ training conversations (and, with `--bank-dev`, a bank grown from blind sets' de
   reader and never in the bank) read once through the product's adapter (at the span slack
   given, ADR 0227) from `reach` under each kind's bar, at ADR 0107's line level; each is
   right when it overlaps a labelled span of the same field and line.
+- With `--fit-dev`, also each dev half's first sessions read the same way (a first session,
+  where the subject holds no field yet: every answer is one the head judges), each answer
+  right when it holds every keyword of an expected proposal of its session and field, by the
+  scorer's reading.
 - The regression: fitted on those answers' five features; its bars chosen, by the rule ADR
   0211 wrote first, on predictions made for each fifth of the cases by a fit on the other
   four: the pair (`keep_min`, `admit_min`, the second never under the first) of the grid
@@ -44,11 +49,12 @@ from factledger.adapters.judgement.qa_reader.reader import (
 )
 from factledger.adapters.judgement.value_fit import FEATURES, Bank, ValueAnswer, ValueFitHead
 from factledger.bench.evalsets.cases import load_cases
+from factledger.bench.evalsets.score import holds_all
 from factledger.bench.judgement.conversations import load_training_cases
 from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
 from factledger.bench.judgement.qa_reader.pairs import kept_out
 from factledger.bench.judgement.qa_reader.scoring import Read
-from factledger.bench.judgement.qa_reader.sessions import kept_out_sessions
+from factledger.bench.judgement.qa_reader.sessions import blind_sessions, kept_out_sessions
 
 REACH = 3.0  # how far under its bar an answer is read
 READ_FROM = PACKAGED_QA_READER_FLOOR - REACH  # every field's answers, the lists' included
@@ -129,6 +135,37 @@ def marked_answers(reader: QaFieldReader, corpora: Sequence[Path]) -> tuple[list
             for n, g in by_pair[(r.case_id, r.session, r.line, r.field)]
             if r.start < g.end and g.start < r.end
         )
+        others = tuple(f for f in session.fields if f != r.field)
+        answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
+        out.append(Marked(r.case_id, answer, bool(hits), hits))
+    return out, len(gold)
+
+
+def dev_answers(
+    reader: QaFieldReader, directories: Sequence[Path], first: int = 0
+) -> tuple[list[Marked], int]:
+    """The dev halves' first sessions' answers from `REACH` under their bars, marked by the
+    keywords of the expected proposals of their field (numbered from `first`), and how many
+    proposals those sessions expect; a held-out half is refused."""
+    sessions, gold = [], []
+    for directory in directories:
+        if "heldout" in directory.parts:
+            raise SystemExit(f"{directory}: a held-out half is never read")
+        read, expected = blind_sessions(directory)
+        sessions += [s for s in read if s.index == 0]
+        gold += [g for g in expected if g.session == 0]
+    by_field = defaultdict(list)
+    for n, g in enumerate(gold, start=first):
+        by_field[(g.case_id, g.field)].append((n, g.keywords))
+    by_case = {s.case_id: s for s in sessions}
+    out = []
+    for r in read_sessions(reader, sessions):
+        session = by_case[r.case_id]
+        is_list = session.lists.get(r.field, False)
+        over = r.margin - bar_of(is_list)
+        if over < -REACH:
+            continue
+        hits = tuple(n for n, k in by_field[(r.case_id, r.field)] if holds_all(r.value, k))
         others = tuple(f for f in session.fields if f != r.field)
         answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
         out.append(Marked(r.case_id, answer, bool(hits), hits))
@@ -257,6 +294,14 @@ def main(argv: list[str] | None = None) -> None:
         help="a blind set's dev half whose stated values, said word for word, join the bank "
         "(ADR 0237; a held-out half is refused)",
     )
+    parser.add_argument(
+        "--fit-dev",
+        type=Path,
+        action="append",
+        default=[],
+        help="a blind set's dev half whose first sessions' answers the regression and the bars "
+        "are also fitted on (ADR 0238; a held-out half is refused)",
+    )
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
         parser.error("--reader-sha256: required with --reader")
@@ -282,6 +327,9 @@ def main(argv: list[str] | None = None) -> None:
         span_slack=args.span_slack,
     )
     marked, labelled = marked_answers(reader, corpora)
+    if args.fit_dev:
+        more, expected = dev_answers(reader, args.fit_dev, first=labelled)
+        marked, labelled = marked + more, labelled + expected
     rows = asyncio.run(features_of(blank, marked))
     known = np.array([r is not None for r in rows])
     x = np.array([r if r is not None else [0.0] * len(FEATURES) for r in rows], dtype=np.float64)
@@ -299,6 +347,7 @@ def main(argv: list[str] | None = None) -> None:
     result = {
         "bank": {"fields": len(values), "values": len(texts), "dev halves": len(args.bank_dev)},
         "answers": len(marked),
+        "dev halves fitted on": len(args.fit_dev),
         "answers of known fields": int(known.sum()),
         "labelled spans": labelled,
         "the reader's bars": base,

@@ -9,11 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from factledger.adapters.judgement.qa_reader.reader import FieldAnswer, LineRead
 from factledger.adapters.judgement.value_fit import ValueAnswer
 from factledger.bench.judgement.value_fit import (
     LIFT,
     Marked,
     choose,
+    dev_answers,
     dev_values,
     fit_regression,
     main,
@@ -125,3 +127,80 @@ def test_banks_merge_by_field_without_repeating_a_value() -> None:
         "name": ["Ana"],
         "plan": ["Basic", "Pro", "Team"],
     }
+
+
+_TWO_SESSIONS = """
+- id: sales-t-002
+  domain: sales
+  kind: lead
+  sessions:
+    - at: "2026-01-12T10:00:00Z"
+      channel: chat
+      lines:
+        - {role: agent, text: "What budget are you working with?"}
+        - {role: subject, text: "Around 40k, and we use Acme today"}
+      expect:
+        proposals:
+          - {field: budget, value: "around 40,000", keywords: ["40"]}
+    - at: "2026-02-12T10:00:00Z"
+      channel: chat
+      lines:
+        - {role: subject, text: "Budget is 55k now"}
+      expect:
+        proposals:
+          - {field: budget, value: "55,000", keywords: ["55"], updates: "40,000"}
+  writer: T
+"""
+
+
+class CannedReader:
+    """Answers every subject line the same way: budget "40k" over the bar, supplier "Acme"
+    under it by 1, and team_size "we" far under the head's reach."""
+
+    def __init__(self) -> None:
+        self.lines_read: list[str] = []
+
+    def answers_sync(
+        self, lines: list[LineRead], fields: object, lists: object
+    ) -> list[FieldAnswer]:
+        self.lines_read += [line.text for line in lines]
+        return [
+            answer
+            for line in lines
+            for answer in (
+                FieldAnswer(line.index, "budget", 6, 9, "40k", 7.0),
+                FieldAnswer(line.index, "supplier", 0, 4, "Acme", 4.5),
+                FieldAnswer(line.index, "team_size", 0, 2, "we", -1.0),
+            )
+        ]
+
+
+def test_a_dev_halfs_first_sessions_give_the_head_answers_marked_by_their_keywords(
+    tmp_path: Path,
+) -> None:
+    dev = tmp_path / "blind99" / "dev"
+    dev.mkdir(parents=True)
+    (dev / "cases-sales.yaml").write_text(_TWO_SESSIONS, encoding="utf-8")
+    reader = CannedReader()
+
+    marked, expected = dev_answers(reader, [dev], first=10)  # type: ignore[arg-type]
+
+    # Only the first session is read: later ones hold fields, whose answers pass as read.
+    assert reader.lines_read == ["Around 40k, and we use Acme today"]
+    assert expected == 1
+    by_field = {m.answer.field: m for m in marked}
+    assert set(by_field) == {"budget", "supplier"}  # "we" is past the head's reach
+    assert (by_field["budget"].right, by_field["budget"].gold) == (True, (10,))
+    assert (by_field["supplier"].right, by_field["supplier"].gold) == (False, ())
+    assert by_field["budget"].answer.over_bar == pytest.approx(1.5)
+    assert by_field["supplier"].answer.over_bar == pytest.approx(-1.0)
+    assert "supplier" in by_field["budget"].answer.others
+
+
+def test_a_held_out_half_is_never_fitted_on(tmp_path: Path) -> None:
+    held_out = tmp_path / "blind99" / "heldout"
+    held_out.mkdir(parents=True)
+    (held_out / "cases-sales.yaml").write_text(_TWO_SESSIONS, encoding="utf-8")
+
+    with pytest.raises(SystemExit, match="never read"):
+        dev_answers(CannedReader(), [held_out])  # type: ignore[arg-type]
