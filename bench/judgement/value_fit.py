@@ -47,7 +47,14 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
-from factledger.adapters.judgement.value_fit import FEATURES, Bank, ValueAnswer, ValueFitHead
+from factledger.adapters.judgement.value_fit import (
+    FEATURES,
+    PACKAGED_VALUE_FIT,
+    PACKAGED_VALUE_FIT_SHA256,
+    Bank,
+    ValueAnswer,
+    ValueFitHead,
+)
 from factledger.bench.evalsets.cases import load_cases
 from factledger.bench.evalsets.score import holds_all
 from factledger.bench.judgement.conversations import load_training_cases
@@ -253,6 +260,35 @@ async def features_of(head: ValueFitHead, marked: Sequence[Marked]) -> list[list
     return await head.features([m.answer for m in marked])
 
 
+FRONTIER_LIFTS = (0.0, 0.005, 0.01, 0.02, 0.03)
+
+
+def frontier(
+    marked: Sequence[Marked],
+    p: np.ndarray,
+    known: np.ndarray,
+    labelled: int,
+    shipped: np.ndarray,
+    shipped_bars: tuple[float, float],
+) -> dict[str, object]:
+    """What the bars chosen out of fold give at each lift of `FRONTIER_LIFTS` (None: no pair
+    reaches it), beside the reader's bars and the packaged head read on the same answers."""
+    chosen: dict[str, object] = {}
+    for lift in FRONTIER_LIFTS:
+        try:
+            keep, admit, _, o = choose(marked, p, known, labelled, lift)
+        except SystemExit:
+            chosen[str(lift)] = None
+            continue
+        chosen[str(lift)] = {"keep_min": keep, "admit_min": admit, **o}
+    kept = kept_at(marked, shipped, known, *shipped_bars)
+    return {
+        "the reader's bars": outcome(marked, [m.answer.over_bar >= 0 for m in marked], labelled),
+        "the packaged head": outcome(marked, kept, labelled),
+        "chosen out of fold, by lift": chosen,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.value_fit")
     parser.add_argument("--corpus", type=Path, action="append")
@@ -302,6 +338,12 @@ def main(argv: list[str] | None = None) -> None:
         help="a blind set's dev half whose first sessions' answers the regression and the bars "
         "are also fitted on (ADR 0238; a held-out half is refused)",
     )
+    parser.add_argument(
+        "--frontier",
+        action="store_true",
+        help="write no file: print the bars chosen at each lift and the packaged head's reading "
+        "of the same answers (ADR 0238)",
+    )
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
         parser.error("--reader-sha256: required with --reader")
@@ -340,6 +382,20 @@ def main(argv: list[str] | None = None) -> None:
         train = known & (folds != k)
         w, b = fit_regression(x[train], y[train])
         p[folds == k] = probabilities(x[folds == k], w, b)
+    if args.frontier:
+        packaged = ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)
+        read = np.array(
+            [
+                r if r is not None else [0.0] * len(FEATURES)
+                for r in asyncio.run(features_of(packaged, marked))
+            ],
+            dtype=np.float64,
+        )
+        shipped = probabilities(read, packaged.weights.astype(np.float64), packaged.bias)
+        bars = (packaged.keep_min, packaged.admit_min)
+        report = frontier(marked, p, known, labelled, shipped, bars)
+        sys.stdout.write(json.dumps({"answers": len(marked), **report}, indent=1) + "\n")
+        return
     keep, admit, base, chosen = choose(marked, p, known, labelled, args.lift)
     weights, bias = fit_regression(x[known], y[known])
     head = ValueFitHead(embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH)

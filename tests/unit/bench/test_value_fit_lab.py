@@ -18,6 +18,7 @@ from factledger.bench.judgement.value_fit import (
     dev_answers,
     dev_values,
     fit_regression,
+    frontier,
     main,
     merged,
     outcome,
@@ -204,3 +205,28 @@ def test_a_held_out_half_is_never_fitted_on(tmp_path: Path) -> None:
 
     with pytest.raises(SystemExit, match="never read"):
         dev_answers(CannedReader(), [held_out])  # type: ignore[arg-type]
+
+
+def test_the_frontier_reads_every_lift_and_the_packaged_head_on_the_same_answers() -> None:
+    # The answers of the first test: the reader's bars at 0.8 precision; at every lift the
+    # head's bars keep the eleven right answers and drop the five wrong ones.
+    marked = [_marked(1.0, True, n) for n in range(8)] + [
+        _marked(1.0, False, 8 + n) for n in range(2)
+    ]
+    marked += [_marked(-1.0, True, 10 + n) for n in range(3)]
+    marked += [_marked(-1.0, False, 13 + n) for n in range(3)]
+    p = np.array([0.9] * 8 + [0.2] * 2 + [0.95] * 3 + [0.4] * 3)
+    known = np.ones(len(marked), dtype=bool)
+    # A packaged head that keeps every answer over its bar and admits none under it.
+    shipped = np.array([1.0] * 10 + [0.0] * 6)
+
+    report = frontier(marked, p, known, 11, shipped, (0.5, 0.5))
+
+    assert report["the reader's bars"] == outcome(marked, [True] * 10 + [False] * 6, 11)
+    assert report["the packaged head"] == report["the reader's bars"]
+    chosen = report["chosen out of fold, by lift"]
+    assert isinstance(chosen, dict)
+    assert set(chosen) == {"0.0", "0.005", "0.01", "0.02", "0.03"}
+    for lift in chosen.values():
+        assert isinstance(lift, dict)
+        assert lift["made"] == lift["right"] == 11
