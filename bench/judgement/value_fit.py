@@ -1,9 +1,11 @@
-"""`python -m factledger.bench.judgement.value_fit --out FILE [--corpus DIR ...] [--reader
-FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual] [--bank-dev DIR
-...] [--fit-dev DIR ...]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211),
-fitted on the writers' training conversations (and, with `--bank-dev`, a bank grown from
-blind sets' dev halves, ADR 0237; with `--fit-dev`, a regression and bars fitted on their
-first sessions' answers too, ADR 0238; no held-out half is read).
+"""`python -m factledger.bench.judgement.value_fit --out FILE|--frontier [--corpus DIR ...]
+[--reader FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual]
+[--bank-dev DIR ...] [--fit-dev DIR ...]`: the value-fit head (`adapters.judgement.value_fit`,
+ADR 0211), fitted on the writers' training conversations (and, with `--bank-dev`, a bank grown
+from blind sets' dev halves, ADR 0237; with `--fit-dev`, a regression and bars fitted on their
+first sessions' answers too, ADR 0238; no held-out half is read). `--frontier` writes no file:
+it prints the bars the rule below chooses at each lift, beside the reader's bars and the
+packaged head read on the same answers.
 
 - The bank: every value labelled in a case that is not kept out, by field, embedded with the
   encoder chosen; with `--bank-dev`, also every value a dev half's writer expected as stated
@@ -93,13 +95,19 @@ def bank_values(corpora: Sequence[Path]) -> dict[str, list[str]]:
     return {name: sorted(v) for name, v in sorted(values.items())}
 
 
+def dev_halves(directories: Sequence[Path]) -> Sequence[Path]:
+    """`directories`, each a dev half: a held-out half stops the fit (it is never read)."""
+    for directory in directories:
+        if "heldout" in directory.parts:
+            raise SystemExit(f"{directory}: a held-out half is never read")
+    return directories
+
+
 def dev_values(directories: Sequence[Path]) -> dict[str, list[str]]:
     """Each field's distinct values the dev halves' writers expected as stated and a subject
     line of the same session says word for word (case aside); a held-out half is refused."""
     values: dict[str, set[str]] = defaultdict(set)
-    for directory in directories:
-        if "heldout" in directory.parts:
-            raise SystemExit(f"{directory}: a held-out half is never read")
+    for directory in dev_halves(directories):
         for case in load_cases(directory):
             for session in case.sessions:
                 said = [t.casefold() for role, t in session.lines if role == "subject"]
@@ -111,6 +119,7 @@ def dev_values(directories: Sequence[Path]) -> dict[str, list[str]]:
 
 
 def merged(*banks: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The banks' values of each field together, each once."""
     out: dict[str, set[str]] = defaultdict(set)
     for bank in banks:
         for name, texts in bank.items():
@@ -155,9 +164,7 @@ def dev_answers(
     keywords of the expected proposals of their field (numbered from `first`), and how many
     proposals those sessions expect; a held-out half is refused."""
     sessions, gold = [], []
-    for directory in directories:
-        if "heldout" in directory.parts:
-            raise SystemExit(f"{directory}: a held-out half is never read")
+    for directory in dev_halves(directories):
         read, expected = blind_sessions(directory)
         sessions += [s for s in read if s.index == 0]
         gold += [g for g in expected if g.session == 0]
@@ -260,6 +267,12 @@ async def features_of(head: ValueFitHead, marked: Sequence[Marked]) -> list[list
     return await head.features([m.answer for m in marked])
 
 
+def feature_matrix(rows: Sequence[list[float] | None]) -> np.ndarray:
+    """The rows as a matrix, a field the bank holds no values of as zeros (never read)."""
+    blank = [0.0] * len(FEATURES)
+    return np.array([r if r is not None else blank for r in rows], dtype=np.float64)
+
+
 FRONTIER_LIFTS = (0.0, 0.005, 0.01, 0.02, 0.03)
 
 
@@ -292,7 +305,7 @@ def frontier(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.value_fit")
     parser.add_argument("--corpus", type=Path, action="append")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="the file to write (required but with --frontier)")
     parser.add_argument(
         "--lift",
         type=float,
@@ -347,6 +360,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.reader != PACKAGED_QA_READER and args.reader_sha256 is None:
         parser.error("--reader-sha256: required with --reader")
+    if args.out is None and not args.frontier:
+        parser.error("--out: required to write a file (or --frontier to print, not write)")
     corpora = args.corpus or [DATA]
     embedder: OnnxEmbedder | UseMultilingualEmbedder = (
         UseMultilingualEmbedder()
@@ -374,7 +389,7 @@ def main(argv: list[str] | None = None) -> None:
         marked, labelled = marked + more, labelled + expected
     rows = asyncio.run(features_of(blank, marked))
     known = np.array([r is not None for r in rows])
-    x = np.array([r if r is not None else [0.0] * len(FEATURES) for r in rows], dtype=np.float64)
+    x = feature_matrix(rows)
     y = np.array([m.right for m in marked], dtype=np.float64)
     folds = np.array([fold_of(m.case_id) for m in marked])
     p = np.zeros(len(marked))
@@ -384,13 +399,7 @@ def main(argv: list[str] | None = None) -> None:
         p[folds == k] = probabilities(x[folds == k], w, b)
     if args.frontier:
         packaged = ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)
-        read = np.array(
-            [
-                r if r is not None else [0.0] * len(FEATURES)
-                for r in asyncio.run(features_of(packaged, marked))
-            ],
-            dtype=np.float64,
-        )
+        read = feature_matrix(asyncio.run(features_of(packaged, marked)))
         shipped = probabilities(read, packaged.weights.astype(np.float64), packaged.bias)
         bars = (packaged.keep_min, packaged.admit_min)
         report = frontier(marked, p, known, labelled, shipped, bars)

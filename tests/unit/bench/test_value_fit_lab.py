@@ -82,6 +82,15 @@ def test_a_reader_of_ones_own_is_read_only_with_its_pin(
     assert "--reader-sha256: required with --reader" in capsys.readouterr().err
 
 
+def test_a_fit_without_a_file_to_write_stops_before_reading(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--lift", "0.03"])
+
+    assert "--out: required to write a file" in capsys.readouterr().err
+
+
 _DEV_CASES = """
 - id: sales-t-001
   domain: sales
