@@ -91,6 +91,14 @@ def test_a_fit_without_a_file_to_write_stops_before_reading(
     assert "--out: required to write a file" in capsys.readouterr().err
 
 
+def _half(tmp_path: Path, half: str, cases: str) -> Path:
+    """A blind set's half (`dev` or `heldout`) holding one domain's cases."""
+    directory = tmp_path / "blind99" / half
+    directory.mkdir(parents=True)
+    (directory / "cases-sales.yaml").write_text(cases, encoding="utf-8")
+    return directory
+
+
 _DEV_CASES = """
 - id: sales-t-001
   domain: sales
@@ -116,17 +124,13 @@ def test_a_dev_halfs_bank_holds_the_stated_values_a_subject_line_says_word_for_w
 ) -> None:
     # Recorded in other words ("40,000 dollars"), inferred, or said only by the agent: none
     # of them is words a span of the subject's line can be.
-    dev = tmp_path / "blind99" / "dev"
-    dev.mkdir(parents=True)
-    (dev / "cases-sales.yaml").write_text(_DEV_CASES, encoding="utf-8")
+    dev = _half(tmp_path, "dev", _DEV_CASES)
 
     assert dev_values([dev]) == {"vehicle": ["2019 mazda CX-5"]}
 
 
 def test_a_held_out_half_never_joins_the_bank(tmp_path: Path) -> None:
-    held_out = tmp_path / "blind99" / "heldout"
-    held_out.mkdir(parents=True)
-    (held_out / "cases-sales.yaml").write_text(_DEV_CASES, encoding="utf-8")
+    held_out = _half(tmp_path, "heldout", _DEV_CASES)
 
     with pytest.raises(SystemExit, match="never read"):
         dev_values([held_out])
@@ -188,9 +192,7 @@ class CannedReader:
 def test_a_dev_halfs_first_sessions_give_the_head_answers_marked_by_their_keywords(
     tmp_path: Path,
 ) -> None:
-    dev = tmp_path / "blind99" / "dev"
-    dev.mkdir(parents=True)
-    (dev / "cases-sales.yaml").write_text(_TWO_SESSIONS, encoding="utf-8")
+    dev = _half(tmp_path, "dev", _TWO_SESSIONS)
     reader = CannedReader()
 
     marked, expected = dev_answers(reader, [dev], first=10)  # type: ignore[arg-type]
@@ -208,9 +210,7 @@ def test_a_dev_halfs_first_sessions_give_the_head_answers_marked_by_their_keywor
 
 
 def test_a_held_out_half_is_never_fitted_on(tmp_path: Path) -> None:
-    held_out = tmp_path / "blind99" / "heldout"
-    held_out.mkdir(parents=True)
-    (held_out / "cases-sales.yaml").write_text(_TWO_SESSIONS, encoding="utf-8")
+    held_out = _half(tmp_path, "heldout", _TWO_SESSIONS)
 
     with pytest.raises(SystemExit, match="never read"):
         dev_answers(CannedReader(), [held_out])  # type: ignore[arg-type]
