@@ -66,6 +66,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J13", _both(39)),
     Judge("J14", _both(40)),
     Judge("J15", _both(41)),
+    Judge("J16", _both(42)),
 )
 
 
