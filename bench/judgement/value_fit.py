@@ -80,6 +80,15 @@ class Marked:
     answer: ValueAnswer
     right: bool
     gold: tuple[int, ...]  # the labelled spans it overlaps (their indexes)
+    line: str = ""  # the subject's line the answer was read in
+    agent: str = ""  # the line before it, when someone else said it
+
+
+def said_around(lines: Sequence[tuple[str, str]], index: int) -> tuple[str, str]:
+    """Line `index`'s text and the line before it when the subject did not say it."""
+    before = lines[index - 1] if index > 0 else None
+    agent = before[1] if before is not None and before[0] != "subject" else ""
+    return lines[index][1], agent
 
 
 def bank_values(corpora: Sequence[Path]) -> dict[str, list[str]]:
@@ -153,7 +162,7 @@ def marked_answers(reader: QaFieldReader, corpora: Sequence[Path]) -> tuple[list
         )
         others = tuple(f for f in session.fields if f != r.field)
         answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
-        out.append(Marked(r.case_id, answer, bool(hits), hits))
+        out.append(Marked(r.case_id, answer, bool(hits), hits, *said_around(session.lines, r.line)))
     return out, len(gold)
 
 
@@ -182,7 +191,7 @@ def dev_answers(
         hits = tuple(n for n, k in by_field[(r.case_id, r.field)] if holds_all(r.value, k))
         others = tuple(f for f in session.fields if f != r.field)
         answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
-        out.append(Marked(r.case_id, answer, bool(hits), hits))
+        out.append(Marked(r.case_id, answer, bool(hits), hits, *said_around(session.lines, r.line)))
     return out, len(gold)
 
 

@@ -207,6 +207,10 @@ def test_a_dev_halfs_first_sessions_give_the_head_answers_marked_by_their_keywor
     assert by_field["budget"].answer.over_bar == pytest.approx(1.5)
     assert by_field["supplier"].answer.over_bar == pytest.approx(-1.0)
     assert "supplier" in by_field["budget"].answer.others
+    assert (by_field["budget"].line, by_field["budget"].agent) == (
+        "Around 40k, and we use Acme today",
+        "What budget are you working with?",
+    )
 
 
 def test_a_held_out_half_is_never_fitted_on(tmp_path: Path) -> None:
