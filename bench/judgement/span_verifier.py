@@ -20,7 +20,6 @@ wrong ones better than the value-fit head's five numbers (lab only: torch; nothi
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import json
 import math
@@ -40,23 +39,16 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
-from factledger.adapters.judgement.value_fit import (
-    PACKAGED_VALUE_FIT,
-    PACKAGED_VALUE_FIT_SHA256,
-    ValueFitHead,
-)
 from factledger.bench.judgement.qa_reader.floor import DATA
 from factledger.bench.judgement.value_fit import (
     READ_FROM,
     Marked,
-    dev_answers,
-    feature_matrix,
-    features_of,
+    fit_answers,
     fit_regression,
     fold_of,
     kept_at,
-    marked_answers,
     outcome,
+    packaged_reading,
     probabilities,
 )
 
@@ -203,24 +195,14 @@ def main(argv: list[str] | None = None) -> None:
     reader = QaFieldReader.load(
         PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, READ_FROM, span_slack=0.0
     )
-    marked, labelled = marked_answers(reader, [DATA])
-    if args.fit_dev:
-        more, expected = dev_answers(reader, args.fit_dev, first=labelled)
-        marked, labelled = marked + more, labelled + expected
+    marked, labelled = fit_answers(reader, [DATA], args.fit_dev)
+    zero = [i for i, m in enumerate(marked) if fold_of(m.case_id) == 0]
     train = [m for m in marked if fold_of(m.case_id) != 0]
+    test = [marked[i] for i in zero]
     model, tokenizer = train_reader(train, args.base, args.epochs)
-    test = [m for m in marked if fold_of(m.case_id) == 0]
     yes = np.zeros(len(marked))
-    yes[[i for i, m in enumerate(marked) if fold_of(m.case_id) == 0]] = yes_of(
-        model, tokenizer, test
-    )
-    head = ValueFitHead.load(
-        PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, UseMultilingualEmbedder()
-    )
-    rows = asyncio.run(features_of(head, marked))
-    known = np.array([r is not None for r in rows])
-    five = feature_matrix(rows)
-    packaged = probabilities(five, head.weights.astype(np.float64), head.bias)
+    yes[zero] = yes_of(model, tokenizer, test)
+    _, known, five, packaged = packaged_reading(marked, UseMultilingualEmbedder())
     report = {
         "answers": len(marked),
         "trained on": len(train),

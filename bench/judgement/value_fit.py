@@ -57,6 +57,7 @@ from factledger.adapters.judgement.value_fit import (
     ValueAnswer,
     ValueFitHead,
 )
+from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import load_cases
 from factledger.bench.evalsets.score import holds_all
 from factledger.bench.judgement.conversations import load_training_cases
@@ -282,6 +283,30 @@ def feature_matrix(rows: Sequence[list[float] | None]) -> np.ndarray:
     return np.array([r if r is not None else blank for r in rows], dtype=np.float64)
 
 
+def fit_answers(
+    reader: QaFieldReader, corpora: Sequence[Path], fit_dev: Sequence[Path]
+) -> tuple[list[Marked], int]:
+    """The kept-out training answers, then the dev halves' first sessions' (`--fit-dev`),
+    marked, and the labelled proposals they are counted against."""
+    marked, labelled = marked_answers(reader, corpora)
+    if fit_dev:
+        more, expected = dev_answers(reader, fit_dev, first=labelled)
+        marked, labelled = marked + more, labelled + expected
+    return marked, labelled
+
+
+def packaged_reading(
+    marked: Sequence[Marked], embedder: Embedder
+) -> tuple[ValueFitHead, np.ndarray, np.ndarray, np.ndarray]:
+    """The packaged head, which answers it can read (their field in its bank), their five
+    numbers, and its probability for each."""
+    head = ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)
+    rows = asyncio.run(features_of(head, marked))
+    five = feature_matrix(rows)
+    known = np.array([r is not None for r in rows])
+    return head, known, five, probabilities(five, head.weights.astype(np.float64), head.bias)
+
+
 FRONTIER_LIFTS = (0.0, 0.005, 0.01, 0.02, 0.03)
 
 
@@ -392,10 +417,7 @@ def main(argv: list[str] | None = None) -> None:
         READ_FROM,
         span_slack=args.span_slack,
     )
-    marked, labelled = marked_answers(reader, corpora)
-    if args.fit_dev:
-        more, expected = dev_answers(reader, args.fit_dev, first=labelled)
-        marked, labelled = marked + more, labelled + expected
+    marked, labelled = fit_answers(reader, corpora, args.fit_dev)
     rows = asyncio.run(features_of(blank, marked))
     known = np.array([r is not None for r in rows])
     x = feature_matrix(rows)
@@ -407,11 +429,10 @@ def main(argv: list[str] | None = None) -> None:
         w, b = fit_regression(x[train], y[train])
         p[folds == k] = probabilities(x[folds == k], w, b)
     if args.frontier:
-        packaged = ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)
-        read = feature_matrix(asyncio.run(features_of(packaged, marked)))
-        shipped = probabilities(read, packaged.weights.astype(np.float64), packaged.bias)
-        bars = (packaged.keep_min, packaged.admit_min)
-        report = frontier(marked, p, known, labelled, shipped, bars)
+        packaged, _, _, shipped = packaged_reading(marked, embedder)
+        report = frontier(
+            marked, p, known, labelled, shipped, (packaged.keep_min, packaged.admit_min)
+        )
         sys.stdout.write(json.dumps({"answers": len(marked), **report}, indent=1) + "\n")
         return
     keep, admit, base, chosen = choose(marked, p, known, labelled, args.lift)
