@@ -26,6 +26,7 @@ for a bar of 0.5 bought less precision than its rule asked).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +34,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from factledger.adapters.judgement.cross_answers import CrossEncoderIntegrityError
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import write_arrays
+from factledger.adapters.judgement.span_verifier import SpanVerifier, verifier_pair
 from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
@@ -47,6 +50,8 @@ PACKAGED_VALUE_FIT_SHA256 = "217b42f5c8251b7c9056ebc89360fa5d6da866bc62d0ec1d150
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
+# A file with a span verifier (ADR 0239) reads its log-odds as a sixth number.
+VERIFIED_FEATURES = (*FEATURES, "verifier")
 
 
 class ValueFitIntegrityError(RuntimeError):
@@ -58,7 +63,9 @@ class ValueFitIntegrityError(RuntimeError):
 class ValueAnswer:
     """One of the reader's answers as the head reads it: its field, its words, its margin
     over the field's bar (negative under it), whether the field is a list, the other fields
-    asked beside it, and whether the subject holds a statement of the field."""
+    asked beside it, whether the subject holds a statement of the field, the subject's line
+    it was read in and the line before it when someone else said that one (what a span
+    verifier reads)."""
 
     field: str
     span: str
@@ -66,6 +73,8 @@ class ValueAnswer:
     is_list: bool
     others: tuple[str, ...]
     held: bool = False
+    line: str = ""
+    agent: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +129,11 @@ class Bank:
         return cls(rows)
 
 
+def pairs_of(answers: Sequence[ValueAnswer]) -> list[tuple[str, str]]:
+    """What a span verifier reads of each answer."""
+    return [verifier_pair(a.field, a.span, a.line, a.agent) for a in answers]
+
+
 def feature_row(answer: ValueAnswer, own: float, other: float | None, reach: float) -> list[float]:
     """The five numbers the regression reads (`FEATURES`)."""
     words = min(len(answer.span.split()), MAX_WORDS) / 10.0
@@ -139,6 +153,8 @@ class ValueFitHead:
     # A held field's answer is kept from this one; None: all. Set by the settings, never
     # written in the file (ADR 0231).
     held_min: float | None = None
+    # Reads each answer in its line (ADR 0239); its log-odds are the sixth number. None: five.
+    verifier: SpanVerifier | None = None
 
     def knows(self, name: str) -> bool:
         return name in self.bank.rows
@@ -164,6 +180,11 @@ class ValueFitHead:
                 if name != a.field and (c := self.bank.closeness(name, unit[a.span])) is not None
             ]
             out.append(feature_row(a, own, max(others) if others else None, self.reach))
+        if self.verifier is not None and known:
+            odds = iter(await asyncio.to_thread(self.verifier.log_odds_sync, pairs_of(known)))
+            for row in out:
+                if row is not None:
+                    row.append(float(next(odds)))
         return out
 
     def probability(self, row: Sequence[float]) -> float:
@@ -188,10 +209,14 @@ class ValueFitHead:
         return out
 
     def save(self, path: Path) -> str:
-        """Writes the file; returns its SHA-256, to pin."""
+        """Writes the file (a verifier's graph inside it); returns its SHA-256, to pin."""
+        verifier: dict[str, npt.NDArray[np.generic]] = {}
+        if self.verifier is not None:
+            verifier["verifier"] = np.frombuffer(self.verifier.model, dtype=np.uint8)
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.embedder.model_id),
-            "features": np.array(FEATURES),
+            "features": np.array(VERIFIED_FEATURES if verifier else FEATURES),
+            **verifier,
             "w": self.weights.astype(np.float32),
             "b": np.array(self.bias, dtype=np.float32),
             "keep_min": np.array(self.keep_min),
@@ -213,8 +238,17 @@ class ValueFitHead:
             fitted_over = [e for e in (embedder, *others) if e.model_id == wanted]
             if not fitted_over:
                 raise ValueFitIntegrityError(f"the value-fit head needs the embedder {wanted}")
-            if tuple(str(f) for f in z["features"]) != FEATURES:
+            features = tuple(str(f) for f in z["features"])
+            if features not in (FEATURES, VERIFIED_FEATURES):
                 raise ValueFitIntegrityError("the value-fit head reads other features")
+            verifier = None
+            if features == VERIFIED_FEATURES:
+                if "verifier" not in z.files:
+                    raise ValueFitIntegrityError("the value-fit head's verifier is not in its file")
+                try:
+                    verifier = SpanVerifier.of(z["verifier"].tobytes())
+                except CrossEncoderIntegrityError as exc:
+                    raise ValueFitIntegrityError(f"the value-fit head's verifier: {exc}") from exc
             bank = Bank.from_arrays(
                 [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
             )
@@ -226,6 +260,7 @@ class ValueFitHead:
                 float(z["keep_min"]),
                 float(z["admit_min"]),
                 float(z["reach"]),
+                verifier=verifier,
             )
 
     @classmethod

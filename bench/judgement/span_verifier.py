@@ -39,6 +39,12 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
+from factledger.adapters.judgement.span_verifier import (
+    SPAN_VERIFIER_FILE,
+    SpanVerifier,
+    log_odds,
+    verifier_pair,
+)
 from factledger.bench.judgement.qa_reader.floor import DATA
 from factledger.bench.judgement.value_fit import (
     READ_FROM,
@@ -56,19 +62,12 @@ BASE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 BARS = (0.6, 0.7, 0.8)
 BATCH = 16
 SEED = 13
-AGENT_CHARS = 200  # the end of a long agent line: its question is there
 
 
 def span_pair(answer: Marked) -> tuple[str, str]:
-    """What the reader reads: the field's words and the agent's line; the subject's line with
-    the span in brackets (after it, when the line does not hold it as read)."""
-    field = answer.answer.field.replace("_", " ")
-    first = f"{field} | {answer.agent[-AGENT_CHARS:]}" if answer.agent else field
-    span, line = answer.answer.span, answer.line
-    at = line.find(span)
-    if at < 0:
-        return first, f"{line} [{span}]"
-    return first, f"{line[:at]}[{span}]{line[at + len(span) :]}"
+    """What the reader reads (`verifier_pair`), for a marked answer."""
+    a = answer.answer
+    return verifier_pair(a.field, a.span, a.line, a.agent)
 
 
 def half_of(case_id: str) -> int:
@@ -148,6 +147,19 @@ def yes_of(model: Any, tokenizer: Any, marked: Sequence[Marked]) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def saved(model: Any, out: Path, card: dict[str, object]) -> Path:
+    """The reader written to `out`: its torch weights, its float ONNX graph and the int8 one
+    the product reads (`SPAN_VERIFIER_FILE`); returns the int8 graph's path."""
+    import torch
+
+    from factledger.bench.judgement.cross.train import export, quantise
+
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), out / "span-verifier.pt")
+    float_graph = export(model, out / "span-verifier-float.onnx", 0.5, card)
+    return quantise(float_graph, out / SPAN_VERIFIER_FILE, 0.5, card)
+
+
 def compare(
     marked: Sequence[Marked],
     labelled: int,
@@ -171,7 +183,7 @@ def compare(
     }
     halves = np.array([half_of(m.case_id) for m in marked])
     fitted, other = test & (halves == 0) & known, test & (halves == 1)
-    odds = np.log(np.clip(yes, 1e-4, 1 - 1e-4) / np.clip(1 - yes, 1e-4, 1.0))
+    odds = log_odds(yes)
     six = np.c_[five, odds]
     w5, b5 = fit_regression(five[fitted], y[fitted])
     w6, b6 = fit_regression(six[fitted], y[fitted])
@@ -191,6 +203,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base", type=Path, required=True, help="all-MiniLM-L6-v2's safetensors")
     parser.add_argument("--fit-dev", type=Path, action="append", default=[])
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument(
+        "--save",
+        type=Path,
+        help="a directory to write the reader to: its torch weights and its int8 ONNX graph "
+        "(`span-verifier-int8.onnx`), which reads fold zero in place of the torch model",
+    )
     args = parser.parse_args(argv)
     reader = QaFieldReader.load(
         PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, READ_FROM, span_slack=0.0
@@ -201,7 +219,12 @@ def main(argv: list[str] | None = None) -> None:
     test = [marked[i] for i in zero]
     model, tokenizer = train_reader(train, args.base, args.epochs)
     yes = np.zeros(len(marked))
-    yes[zero] = yes_of(model, tokenizer, test)
+    if args.save is None:
+        yes[zero] = yes_of(model, tokenizer, test)
+    else:
+        card = {"answers": len(train), "epochs": args.epochs, "folds": "1-4"}
+        graph = saved(model, args.save, card)
+        yes[zero] = SpanVerifier.load(graph, None).yes_sync([span_pair(m) for m in test])
     _, known, five, packaged = packaged_reading(marked, UseMultilingualEmbedder())
     report = {
         "answers": len(marked),

@@ -49,10 +49,12 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
+from factledger.adapters.judgement.span_verifier import SpanVerifier
 from factledger.adapters.judgement.value_fit import (
     FEATURES,
     PACKAGED_VALUE_FIT,
     PACKAGED_VALUE_FIT_SHA256,
+    VERIFIED_FEATURES,
     Bank,
     ValueAnswer,
     ValueFitHead,
@@ -81,8 +83,6 @@ class Marked:
     answer: ValueAnswer
     right: bool
     gold: tuple[int, ...]  # the labelled spans it overlaps (their indexes)
-    line: str = ""  # the subject's line the answer was read in
-    agent: str = ""  # the line before it, when someone else said it
 
 
 def said_around(lines: Sequence[tuple[str, str]], index: int) -> tuple[str, str]:
@@ -162,8 +162,10 @@ def marked_answers(reader: QaFieldReader, corpora: Sequence[Path]) -> tuple[list
             if r.start < g.end and g.start < r.end
         )
         others = tuple(f for f in session.fields if f != r.field)
-        answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
-        out.append(Marked(r.case_id, answer, bool(hits), hits, *said_around(session.lines, r.line)))
+        line, agent = said_around(session.lines, r.line)
+        span = r.value.strip() or r.value
+        answer = ValueAnswer(r.field, span, over, is_list, others, line=line, agent=agent)
+        out.append(Marked(r.case_id, answer, bool(hits), hits))
     return out, len(gold)
 
 
@@ -191,13 +193,21 @@ def dev_answers(
             continue
         hits = tuple(n for n, k in by_field[(r.case_id, r.field)] if holds_all(r.value, k))
         others = tuple(f for f in session.fields if f != r.field)
-        answer = ValueAnswer(r.field, r.value.strip() or r.value, over, is_list, others)
-        out.append(Marked(r.case_id, answer, bool(hits), hits, *said_around(session.lines, r.line)))
+        line, agent = said_around(session.lines, r.line)
+        span = r.value.strip() or r.value
+        answer = ValueAnswer(r.field, span, over, is_list, others, line=line, agent=agent)
+        out.append(Marked(r.case_id, answer, bool(hits), hits))
     return out, len(gold)
 
 
 def fold_of(case_id: str) -> int:
     return int(hashlib.sha256(f"fold:{case_id}".encode()).hexdigest(), 16) % FOLDS
+
+
+def fifth_of_fold_zero(case_id: str) -> int:
+    """A case's fifth of fold zero, by another hash of its id: the bars' folds where a span
+    verifier read folds one to four."""
+    return int(hashlib.sha256(f"fifth:{case_id}".encode()).hexdigest(), 16) % FOLDS
 
 
 def fit_regression(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
@@ -253,16 +263,19 @@ def choose(
     known: np.ndarray,
     labelled: int,
     lift: float = LIFT,
+    over: Sequence[bool] | None = None,
 ) -> tuple[float, float, dict[str, float], dict[str, float]]:
-    """ADR 0211's rule: the most right answers at the bars' precision plus `lift`."""
+    """ADR 0211's rule: the most right answers at the bars' precision plus `lift`; with `over`,
+    at the precision of the answers it keeps plus `lift` (ADR 0239: the packaged head's)."""
     base = outcome(marked, [m.answer.over_bar >= 0 for m in marked], labelled)
+    floor = outcome(marked, over, labelled)["precision"] if over is not None else base["precision"]
     best: tuple[int, int, float, float] | None = None
     for keep in KEEP_GRID:
         for admit in ADMIT_GRID:
             if admit < keep:  # an answer under its bar never needs less than one over it
                 continue
             o = outcome(marked, kept_at(marked, p, known, keep, admit), labelled)
-            if o["precision"] < base["precision"] + lift:
+            if o["precision"] < floor + lift:
                 continue
             key = (int(o["right"]), -int(o["made"]), keep, admit)
             if best is None or key[:2] > best[:2]:
@@ -279,7 +292,7 @@ async def features_of(head: ValueFitHead, marked: Sequence[Marked]) -> list[list
 
 def feature_matrix(rows: Sequence[list[float] | None]) -> np.ndarray:
     """The rows as a matrix, a field the bank holds no values of as zeros (never read)."""
-    blank = [0.0] * len(FEATURES)
+    blank = [0.0] * max((len(r) for r in rows if r is not None), default=len(FEATURES))
     return np.array([r if r is not None else blank for r in rows], dtype=np.float64)
 
 
@@ -386,6 +399,21 @@ def main(argv: list[str] | None = None) -> None:
         "are also fitted on (ADR 0238; a held-out half is refused)",
     )
     parser.add_argument(
+        "--verifier",
+        type=Path,
+        help="a span verifier's int8 graph (ADR 0239: `span_verifier --save`, trained on folds "
+        "one to four of these answers, the same --fit-dev given): its log-odds are a sixth "
+        "number, the file carries it, and the regression and bars are fitted on fold zero "
+        "alone, the answers it never read (bars out of fold over fold zero's own fifths)",
+    )
+    parser.add_argument(
+        "--lift-over",
+        choices=("reader", "packaged"),
+        default="reader",
+        help="whose precision on the same answers the bars must add --lift to: the reader's "
+        "bars' (ADR 0211) or the packaged head's (ADR 0239)",
+    )
+    parser.add_argument(
         "--frontier",
         action="store_true",
         help="write no file: print the bars chosen at each lift and the packaged head's reading "
@@ -410,7 +438,11 @@ def main(argv: list[str] | None = None) -> None:
         by_field[name] = vectors[at : at + len(v)]
         at += len(v)
     bank = Bank.of(by_field)
-    blank = ValueFitHead(embedder, bank, np.zeros(len(FEATURES), np.float32), 0.0, 0.5, 0.5, REACH)
+    verifier = None if args.verifier is None else SpanVerifier.load(args.verifier, None)
+    width = len(FEATURES) + (verifier is not None)
+    blank = ValueFitHead(
+        embedder, bank, np.zeros(width, np.float32), 0.0, 0.5, 0.5, REACH, verifier=verifier
+    )
     reader = QaFieldReader.load(
         args.reader,
         args.reader_sha256 or PACKAGED_QA_READER_SHA256,
@@ -418,11 +450,14 @@ def main(argv: list[str] | None = None) -> None:
         span_slack=args.span_slack,
     )
     marked, labelled = fit_answers(reader, corpora, args.fit_dev)
+    if verifier is not None:
+        marked = [m for m in marked if fold_of(m.case_id) == 0]
     rows = asyncio.run(features_of(blank, marked))
     known = np.array([r is not None for r in rows])
     x = feature_matrix(rows)
     y = np.array([m.right for m in marked], dtype=np.float64)
-    folds = np.array([fold_of(m.case_id) for m in marked])
+    fold = fold_of if verifier is None else fifth_of_fold_zero
+    folds = np.array([fold(m.case_id) for m in marked])
     p = np.zeros(len(marked))
     for k in range(FOLDS):
         train = known & (folds != k)
@@ -435,9 +470,15 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.stdout.write(json.dumps({"answers": len(marked), **report}, indent=1) + "\n")
         return
-    keep, admit, base, chosen = choose(marked, p, known, labelled, args.lift)
+    over = None
+    if args.lift_over == "packaged":
+        packaged, _, _, shipped = packaged_reading(marked, embedder)
+        over = kept_at(marked, shipped, known, packaged.keep_min, packaged.admit_min)
+    keep, admit, base, chosen = choose(marked, p, known, labelled, args.lift, over)
     weights, bias = fit_regression(x[known], y[known])
-    head = ValueFitHead(embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH)
+    head = ValueFitHead(
+        embedder, bank, weights.astype(np.float32), bias, keep, admit, REACH, verifier=verifier
+    )
     sha256 = head.save(args.out)
     result = {
         "bank": {"fields": len(values), "values": len(texts), "dev halves": len(args.bank_dev)},
@@ -446,8 +487,18 @@ def main(argv: list[str] | None = None) -> None:
         "answers of known fields": int(known.sum()),
         "labelled spans": labelled,
         "the reader's bars": base,
-        "chosen out of fold": {"lift": args.lift, "keep_min": keep, "admit_min": admit, **chosen},
-        "weights": dict(zip(FEATURES, [round(float(w), 4) for w in weights], strict=True)),
+        "the packaged head": None if over is None else outcome(marked, over, labelled),
+        "chosen out of fold": {
+            "lift": args.lift,
+            "over": args.lift_over,
+            "keep_min": keep,
+            "admit_min": admit,
+            **chosen,
+        },
+        "verifier": None if args.verifier is None else str(args.verifier),
+        "weights": dict(
+            zip(VERIFIED_FEATURES, [round(float(w), 4) for w in weights], strict=False)
+        ),
         "bias": round(bias, 4),
         "sha256": sha256,
     }

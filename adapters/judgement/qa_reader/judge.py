@@ -65,7 +65,7 @@ class QaReadingJudge:
                 )
             if head is None:
                 return found
-            return await fitted(self.reader, head, found, fields, lists, held)
+            return await fitted(self.reader, head, transcript, found, fields, lists, held)
         return await agreed_statements(
             self.reader, self.inner, transcript, fields, lists, self.agreement_floor
         )

@@ -91,16 +91,19 @@ def agent_lines(transcript: Sequence[Message], indexes: Collection[int]) -> list
     return out
 
 
+def agent_before(transcript: Sequence[Message], index: int) -> str:
+    """The line before line `index` when someone other than the subject said it, else ""."""
+    before = transcript[index - 1] if 0 < index <= len(transcript) else None
+    return before.text if before is not None and before.role is not Role.SUBJECT else ""
+
+
 def subject_lines(transcript: Sequence[Message]) -> list[LineRead]:
     """The subject's non-empty lines, each with the line before it when someone else said it."""
-    out = []
-    for i, message in enumerate(transcript):
-        if message.role is not Role.SUBJECT or not message.text.strip():
-            continue
-        before = transcript[i - 1] if i > 0 else None
-        agent = before.text if before is not None and before.role is not Role.SUBJECT else ""
-        out.append(LineRead(i, message.text, agent))
-    return out
+    return [
+        LineRead(i, message.text, agent_before(transcript, i))
+        for i, message in enumerate(transcript)
+        if message.role is Role.SUBJECT and message.text.strip()
+    ]
 
 
 BATCH = 16

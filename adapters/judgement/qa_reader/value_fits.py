@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from factledger.adapters.judgement.qa_reader.reader import QaFieldReader
+from factledger.adapters.judgement.qa_reader.reader import QaFieldReader, agent_before
 from factledger.adapters.judgement.value_fit import ValueAnswer, ValueFitHead
 from factledger.application.judgement.types import FieldStatement
+from factledger.domain.transcript import Message
 
 
 def reaching(fields: Sequence[str], held: Collection[str]) -> list[str]:
@@ -22,9 +23,16 @@ def reaching(fields: Sequence[str], held: Collection[str]) -> list[str]:
     return [f for f in fields if f not in held]
 
 
+def said_around(transcript: Sequence[Message], index: int) -> tuple[str, str]:
+    """Message `index`'s words and the message before it when the subject did not say it."""
+    line = transcript[index].text if 0 <= index < len(transcript) else ""
+    return line, agent_before(transcript, index)
+
+
 async def fitted(
     reader: QaFieldReader,
     head: ValueFitHead,
+    transcript: Sequence[Message],
     found: Sequence[FieldStatement],
     fields: Sequence[str],
     lists: Collection[str],
@@ -43,6 +51,7 @@ async def fitted(
             s.field in lists,
             tuple(fields),
             s.field in held,
+            *said_around(transcript, s.message_index),
         )
         for s in judged
     ]

@@ -1,44 +1,30 @@
-"""The span verifier probe's pure parts: what the reader reads, the halves, the bars, and the
-comparison (torch's training and reading are the lab's, not run here). Marks made up."""
+"""The span verifier probe's pure parts: what the reader reads (the product's pair), the
+halves, the bars, and the comparison (torch's training and reading are the lab's, not run
+here). Marks made up."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from factledger.adapters.judgement.span_verifier import verifier_pair
 from factledger.adapters.judgement.value_fit import ValueAnswer
 from factledger.bench.judgement.span_verifier import BARS, at_bars, compare, half_of, span_pair
 from factledger.bench.judgement.value_fit import Marked, fold_of, said_around
 
 
 def _answer(span: str, line: str, agent: str = "", field: str = "home_address") -> Marked:
-    return Marked("c-1", ValueAnswer(field, span, 1.0, False, ()), True, (0,), line, agent)
+    answer = ValueAnswer(field, span, 1.0, False, (), line=line, agent=agent)
+    return Marked("c-1", answer, True, (0,))
 
 
-def test_the_reader_reads_the_field_the_agents_question_and_the_span_in_brackets() -> None:
+def test_the_reader_reads_each_answer_in_its_own_line_as_the_product_does() -> None:
     answer = _answer("14 Elm Street", "We moved to 14 Elm Street in May", "Where do you live?")
 
-    assert span_pair(answer) == (
-        "home address | Where do you live?",
-        "We moved to [14 Elm Street] in May",
+    assert span_pair(answer) == verifier_pair(
+        "home_address", "14 Elm Street", "We moved to 14 Elm Street in May", "Where do you live?"
     )
-
-
-def test_a_span_the_line_does_not_hold_as_read_follows_it_in_brackets() -> None:
-    # A span widened across a joining character may not be the line's characters as written.
-    assert span_pair(_answer("Elm St", "No agent line here")) == (
-        "home address",
-        "No agent line here [Elm St]",
-    )
-
-
-def test_a_long_agent_line_is_read_by_its_end_where_its_question_is() -> None:
-    agent = "x" * 500 + " And your address?"
-
-    first, _ = span_pair(_answer("Elm", "Elm", agent))
-
-    assert first.endswith(" And your address?")
-    assert len(first) == len("home address | ") + 200
+    assert span_pair(answer)[1] == "We moved to [14 Elm Street] in May"
 
 
 def test_the_line_around_an_answer_is_the_agents_only_when_the_agent_said_it() -> None:

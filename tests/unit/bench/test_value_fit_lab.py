@@ -54,6 +54,22 @@ def test_the_chosen_bars_keep_the_most_right_answers_at_the_lifted_precision() -
     assert 0.4 < admit <= 0.95
 
 
+def test_bars_lifted_over_another_reading_must_beat_its_precision_not_the_readers() -> None:
+    # Over the bar: 6 right and 4 wrong, the head's reading half sure of each; another reading
+    # already keeps the 6 right alone (precision 1.0), so no pair lifts over it.
+    marked = [_marked(1.0, n < 6, n) for n in range(10)]
+    p = np.array([0.9] * 6 + [0.6] * 2 + [0.3] * 2)
+    known = np.ones(10, dtype=bool)
+
+    keep, _, _, chosen = choose(marked, p, known, labelled=6, lift=0.0)
+    assert (keep, chosen["right"], chosen["made"]) == (0.65, 6, 6)
+    with pytest.raises(SystemExit, match="precision"):
+        choose(marked, p, known, labelled=6, lift=0.01, over=[n < 6 for n in range(10)])
+    keep, _, _, chosen = choose(marked, p, known, 6, lift=0.0, over=[n < 8 for n in range(10)])
+    assert chosen["precision"] >= 0.75
+    assert chosen["right"] == 6
+
+
 def test_no_pair_reaching_the_lift_stops_the_fit() -> None:
     marked = [_marked(1.0, n % 2 == 0, n) for n in range(6)]
 
@@ -207,7 +223,7 @@ def test_a_dev_halfs_first_sessions_give_the_head_answers_marked_by_their_keywor
     assert by_field["budget"].answer.over_bar == pytest.approx(1.5)
     assert by_field["supplier"].answer.over_bar == pytest.approx(-1.0)
     assert "supplier" in by_field["budget"].answer.others
-    assert (by_field["budget"].line, by_field["budget"].agent) == (
+    assert (by_field["budget"].answer.line, by_field["budget"].answer.agent) == (
         "Around 40k, and we use Acme today",
         "What budget are you working with?",
     )

@@ -12,23 +12,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
+from factledger.adapters.judgement.forget_reader import (
+    PACKAGED_FORGET_READER,
+    PACKAGED_FORGET_READER_SHA256,
+)
 from factledger.adapters.judgement.qa_reader.reader import LineRead, QaFieldReader
 from factledger.adapters.judgement.qa_reader.value_fits import fitted, reaching
+from factledger.adapters.judgement.span_verifier import SpanVerifier
 from factledger.adapters.judgement.value_fit import (
     FEATURES,
     PACKAGED_VALUE_FIT,
     PACKAGED_VALUE_FIT_SHA256,
+    VERIFIED_FEATURES,
     Bank,
     ValueAnswer,
     ValueFitHead,
     ValueFitIntegrityError,
 )
 from factledger.application.judgement.types import FieldStatement
+from factledger.domain.transcript import Message, Role
 
 # Three directions, so that closeness is exact: payment methods, allergies, anything else.
 AXES = {"pay": 0, "allergy": 1, "other": 2}
@@ -69,8 +77,11 @@ def _head(embedder: AxisEmbedder, held_min: float | None = None) -> ValueFitHead
     return ValueFitHead(embedder, _bank(embedder), weights, -2.0, 0.5, 0.8, 3.0, held_min)
 
 
-def _answer(name: str, span: str, over: float, *, held: bool = False) -> ValueAnswer:
-    return ValueAnswer(name, span, over, False, ("payment_method", "allergies", "diet"), held)
+def _answer(
+    name: str, span: str, over: float, *, held: bool = False, line: str = ""
+) -> ValueAnswer:
+    fields = ("payment_method", "allergies", "diet")
+    return ValueAnswer(name, span, over, False, fields, held, line=line)
 
 
 def test_a_fields_closeness_is_its_nearest_values_and_none_for_a_field_it_never_saw() -> None:
@@ -174,7 +185,13 @@ async def test_the_unheld_fields_answers_are_judged_a_held_fields_pass_as_read()
     fields = ["payment_method", "allergies", "diet"]
 
     found = await fitted(
-        READER, _head(embedder), [doubted, sure_under, held, kept], fields, (), {"diet": "vegan"}
+        READER,
+        _head(embedder),
+        [],
+        [doubted, sure_under, held, kept],
+        fields,
+        (),
+        {"diet": "vegan"},
     )
 
     assert found == [sure_under, held, kept]
@@ -190,7 +207,7 @@ async def test_with_a_held_bar_a_held_fields_answer_is_judged_too() -> None:
     held = {"payment_method": "by card", "allergies": "penicillin"}
 
     found = await fitted(
-        READER, _head(embedder, held_min=0.3), [doubted_held, sure_held], fields, (), held
+        READER, _head(embedder, held_min=0.3), [], [doubted_held, sure_held], fields, (), held
     )
 
     assert found == [sure_held]
@@ -201,7 +218,7 @@ async def test_nothing_but_held_answers_reads_nothing() -> None:
     embedder = AxisEmbedder()
     held = FieldStatement(5, "my father smoked", "diet", 4.6)
 
-    found = await fitted(READER, _head(embedder), [held], ["diet"], (), {"diet"})
+    found = await fitted(READER, _head(embedder), [], [held], ["diet"], (), {"diet"})
 
     assert found == [held]
     assert embedder.asked == []
@@ -223,3 +240,79 @@ def test_a_reader_reaching_under_its_bar_gives_what_it_gave_and_more() -> None:
     assert extra  # the allergy is read 2 over "no value": under the bar, within the reach
     assert all(a.field == "allergies" and a.margin >= 5.5 - 4.0 for a in extra)
     assert extra == {a for a in every_floor if a.field == "allergies"} - set(at_bar)
+
+
+@dataclass(slots=True)
+class ReadingVerifier(SpanVerifier):
+    """A verifier whose reading the test sets: a line about someone's brother is a wrong
+    answer, every other a right one; it keeps what it read."""
+
+    read: list[tuple[str, str]] = field(default_factory=list)
+
+    def yes_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+        self.read += pairs
+        return np.array([0.001 if "brother" in line else 0.999 for _, line in pairs])
+
+
+def _verified_head(embedder: AxisEmbedder, verifier: SpanVerifier) -> ValueFitHead:
+    weights = np.zeros(len(VERIFIED_FEATURES), dtype=np.float32)
+    weights[VERIFIED_FEATURES.index("own_less_other")] = 4.0
+    weights[VERIFIED_FEATURES.index("verifier")] = 1.0
+    head = _head(embedder)
+    return ValueFitHead(embedder, head.bank, weights, -2.0, 0.5, 0.8, 3.0, verifier=verifier)
+
+
+async def test_a_verifier_reads_each_answer_in_its_line_as_a_sixth_number() -> None:
+    verifier = ReadingVerifier(b"")
+    transcript = [
+        Message(Role.AGENT, "And how do you usually pay?"),
+        Message(Role.SUBJECT, "I pay with Amex."),
+        Message(Role.SUBJECT, "My brother pays with his Amex."),
+    ]
+    mine = FieldStatement(1, "Amex", "payment_method", 6.0)
+    his = FieldStatement(2, "Amex", "payment_method", 6.0)
+
+    head = _verified_head(AxisEmbedder(), verifier)
+    found = await fitted(READER, head, transcript, [mine, his], ["payment_method"], (), ())
+
+    assert found == [mine]  # the same words; the verifier reads whose they are
+    assert verifier.read == [
+        ("payment method | And how do you usually pay?", "I pay with [Amex]."),
+        ("payment method", "My brother pays with his [Amex]."),
+    ]
+    rows = await head.features([_answer("payment_method", "Amex", 1.0, line="I pay with Amex.")])
+    assert rows[0] is not None
+    assert rows[0][-1] == pytest.approx(np.log(999.0))
+    assert await _head(AxisEmbedder()).kept([_answer("payment_method", "Amex", 1.0)]) == [True]
+
+
+async def test_a_field_the_bank_never_saw_is_not_read_by_the_verifier() -> None:
+    verifier = ReadingVerifier(b"")
+
+    kept = await _verified_head(AxisEmbedder(), verifier).kept([_answer("diet", "by card", 0.5)])
+
+    assert kept == [True]
+    assert verifier.read == []
+
+
+def test_a_file_carries_its_verifiers_graph_and_is_refused_without_it(tmp_path: Path) -> None:
+    embedder = AxisEmbedder()
+    graph = SpanVerifier.load(PACKAGED_FORGET_READER, PACKAGED_FORGET_READER_SHA256)
+    path = tmp_path / "value-fit.npz"
+    sha256 = _verified_head(embedder, graph).save(path)
+
+    loaded = ValueFitHead.load(path, sha256, embedder)
+
+    assert loaded.verifier is not None
+    assert loaded.verifier.model == graph.model
+    assert loaded.weights.shape == (len(VERIFIED_FEATURES),)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    without = tmp_path / "without.npz"
+    np.savez_compressed(without, **{k: v for k, v in arrays.items() if k != "verifier"})
+    with pytest.raises(ValueFitIntegrityError, match="verifier is not in its file"):
+        ValueFitHead.load(without, None, embedder)
+    broken = tmp_path / "broken.npz"
+    np.savez_compressed(broken, **(arrays | {"verifier": np.frombuffer(b"\xffno", np.uint8)}))
+    with pytest.raises(ValueFitIntegrityError, match=r"verifier: .*not an ONNX model"):
+        ValueFitHead.load(broken, None, embedder)

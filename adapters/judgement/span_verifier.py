@@ -1,0 +1,101 @@
+"""`SpanVerifier`: whether the QA reader's answer is a right one, read by a cross-encoder that
+sees the span in its line (ADR 0239).
+
+The value-fit head's five numbers read a span's words against its field's labelled values and
+the reader's margin; they never read the sentence around the span. "My father smoked forty a
+day" holds a smoking status's words, and "Same as last year" an answer to the agent's
+question about a budget. The verifier reads what the reader read: the field's words and the
+agent's line before the subject's (its end: the question is there), then the subject's line
+with the span in brackets (`verifier_pair`). Its file is all-MiniLM-L6-v2 fine-tuned as a
+cross-encoder (`python -m factledger.bench.judgement.span_verifier --save DIR`), int8, in the
+answer classes' order; its first class is a right answer. Each pair runs alone: an int8 graph
+quantises a run's activations over everything in it (ADR 0155), and an answer must read the
+same whatever is read beside it. The graph is built on first use, on the caller's thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.judgement.cross_answers import (
+    CLASSES,
+    CrossEncoderIntegrityError,
+    metadata_of,
+    pair_inputs,
+    pair_tokenizer,
+    verified_bytes,
+)
+from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
+
+AGENT_CHARS = 200  # the end of a long agent line: its question is there
+SPAN_VERIFIER_FILE = "span-verifier-int8.onnx"
+
+
+def verifier_pair(name: str, span: str, line: str, agent: str) -> tuple[str, str]:
+    """What the verifier reads: the field's words and the agent's line; the subject's line with
+    the span in brackets (after it, when the line does not hold it as read)."""
+    words = name.replace("_", " ")
+    first = f"{words} | {agent[-AGENT_CHARS:]}" if agent else words
+    at = line.find(span)
+    if at < 0:
+        return first, f"{line} [{span}]"
+    return first, f"{line[:at]}[{span}]{line[at + len(span) :]}"
+
+
+@dataclass(slots=True)
+class SpanVerifier:
+    """Reads (field and agent line, bracketed subject line) pairs with the graph in `model`
+    (its SHA-256 checked at construction, before anything parses it)."""
+
+    model: bytes
+    _loaded: LoadedGraph | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def load(cls, path: Path, sha256: str | None) -> SpanVerifier:
+        return cls.of(verified_bytes(path, sha256))
+
+    @classmethod
+    def of(cls, raw: bytes) -> SpanVerifier:
+        """The verifier in the serialized graph `raw`, once it names its outputs."""
+        verified_bytes(TOKENIZER, TOKENIZER_SHA256)
+        if tuple(metadata_of(raw).get("classes", "").split(",")) != CLASSES:
+            raise CrossEncoderIntegrityError("the span verifier's graph does not name its outputs")
+        return cls(raw)
+
+    def _ready(self) -> LoadedGraph:
+        with self._lock:
+            if self._loaded is None:
+                session = one_thread_session(self.model)
+                tokenizer = pair_tokenizer(verified_bytes(TOKENIZER, TOKENIZER_SHA256))
+                self._loaded = LoadedGraph(session, tokenizer)
+            return self._loaded
+
+    def yes_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+        """Each pair's probability of a right answer, each pair read alone."""
+        loaded = self._ready()
+        out = np.zeros(len(pairs), dtype=np.float64)
+        for n, pair in enumerate(pairs):
+            ids, mask, types = pair_inputs(loaded.tokenizer, [pair])
+            p = loaded.session.run(None, {"ids": ids, "mask": mask, "types": types})[0]
+            out[n] = float(p[0][0])
+        return out
+
+    def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+        """Each pair's log-odds of a right answer (`log_odds`)."""
+        return log_odds(self.yes_sync(pairs))
+
+
+def log_odds(yes: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The log-odds of probabilities, clipped at 1e-4 either side (what the value-fit head
+    reads: a sure reading is no surer than that)."""
+    p = np.clip(yes, 1e-4, 1 - 1e-4)
+    out: npt.NDArray[np.float64] = np.log(p / (1 - p))
+    return out
