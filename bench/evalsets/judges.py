@@ -67,6 +67,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J14", _both(40)),
     Judge("J15", _both(41)),
     Judge("J16", _both(42)),
+    Judge("J17", _both(43)),
 )
 
 
