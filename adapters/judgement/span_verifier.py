@@ -10,7 +10,13 @@ with the span in brackets (`verifier_pair`). Its file is all-MiniLM-L6-v2 fine-t
 cross-encoder (`python -m factledger.bench.judgement.span_verifier --save DIR`), int8, in the
 answer classes' order; its first class is a right answer. Each pair runs alone: an int8 graph
 quantises a run's activations over everything in it (ADR 0155), and an answer must read the
-same whatever is read beside it. The graph is built on first use, on the caller's thread.
+same whatever is read beside it.
+
+A value-fit file names its verifier's graph, a file beside it, and pins its SHA-256
+(`PinnedVerifier`): a start only checks that the file is there, and the graph is read,
+checked and built on a thread of its own once the process is ready (`DeferredLoad`), so a
+23 MB graph never delays readiness; until it has loaded, a reading waits for it or, where it
+cannot load, gets `ModelUnavailableError` (the sync holds the item and tries again).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.adapters.judgement.cross_answers import (
     CLASSES,
@@ -91,6 +98,27 @@ class SpanVerifier:
     def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
         """Each pair's log-odds of a right answer (`log_odds`)."""
         return log_odds(self.yes_sync(pairs))
+
+
+class PinnedVerifier:
+    """The verifier in the graph file at `path`, pinned by `sha256`, loaded after ready (or by
+    its first reading, which waits for it and gets its error)."""
+
+    def __init__(self, path: Path, sha256: str) -> None:
+        if not path.is_file():
+            raise CrossEncoderIntegrityError(f"the span verifier's graph {path.name} is missing")
+        self.path, self.sha256 = path, sha256
+        self._loading: DeferredLoad[SpanVerifier] = DeferredLoad.pending(
+            self._load, name="span_verifier"
+        )
+
+    def _load(self) -> SpanVerifier:
+        verifier = SpanVerifier.load(self.path, self.sha256)
+        verifier.yes_sync([("warm up", "[warm up]")])  # the graph built before the first answer
+        return verifier
+
+    def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+        return self._loading.result().log_odds_sync(pairs)
 
 
 def log_odds(yes: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

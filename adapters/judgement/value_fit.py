@@ -18,6 +18,10 @@ at `keep_min` or more; one under its bar by at most `reach`, when it reads it at
 or more. A field the bank holds no values of is read by its bar alone, as without the file.
 `python -m factledger.bench.judgement.value_fit` fits it on the kept-out training cases.
 
+A file may also name a span verifier's graph (ADR 0239: a file beside it, pinned by the head,
+loaded after ready; `adapters.judgement.span_verifier`): its log-odds of each answer, read in
+the answer's line, are a sixth number (`VERIFIED_FEATURES`). No packaged file names one.
+
 A held field's answer (the subject holds a statement of the field: where an update is said)
 passes as read, unless the settings give the held fields a bar of their own, `held_min` (ADR
 0231: "Same address" or "Budget as before" is no address and no budget; not set by default,
@@ -27,9 +31,11 @@ for a bar of 0.5 bought less precision than its rule asked).
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +43,7 @@ import numpy.typing as npt
 from factledger.adapters.judgement.cross_answers import CrossEncoderIntegrityError
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import write_arrays
-from factledger.adapters.judgement.span_verifier import SpanVerifier, verifier_pair
+from factledger.adapters.judgement.span_verifier import PinnedVerifier, verifier_pair
 from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
@@ -129,6 +135,16 @@ class Bank:
         return cls(rows)
 
 
+class Verifier(Protocol):
+    """A reader of answers in their lines (`PinnedVerifier`): its graph file and pin, and the
+    log-odds of a right answer for each (field and agent line, bracketed line) pair."""
+
+    path: Path
+    sha256: str
+
+    def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]: ...
+
+
 def pairs_of(answers: Sequence[ValueAnswer]) -> list[tuple[str, str]]:
     """What a span verifier reads of each answer."""
     return [verifier_pair(a.field, a.span, a.line, a.agent) for a in answers]
@@ -154,7 +170,7 @@ class ValueFitHead:
     # written in the file (ADR 0231).
     held_min: float | None = None
     # Reads each answer in its line (ADR 0239); its log-odds are the sixth number. None: five.
-    verifier: SpanVerifier | None = None
+    verifier: Verifier | None = None
 
     def knows(self, name: str) -> bool:
         return name in self.bank.rows
@@ -209,10 +225,15 @@ class ValueFitHead:
         return out
 
     def save(self, path: Path) -> str:
-        """Writes the file (a verifier's graph inside it); returns its SHA-256, to pin."""
+        """Writes the file, naming its verifier's graph and pinning it (the graph copied beside
+        the file when it is elsewhere); returns the file's SHA-256, to pin."""
         verifier: dict[str, npt.NDArray[np.generic]] = {}
         if self.verifier is not None:
-            verifier["verifier"] = np.frombuffer(self.verifier.model, dtype=np.uint8)
+            graph = self.verifier.path
+            if graph.resolve() != (path.parent / graph.name).resolve():
+                shutil.copyfile(graph, path.parent / graph.name)
+            verifier["verifier_file"] = np.array(graph.name)
+            verifier["verifier_sha256"] = np.array(self.verifier.sha256)
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.embedder.model_id),
             "features": np.array(VERIFIED_FEATURES if verifier else FEATURES),
@@ -243,12 +264,14 @@ class ValueFitHead:
                 raise ValueFitIntegrityError("the value-fit head reads other features")
             verifier = None
             if features == VERIFIED_FEATURES:
-                if "verifier" not in z.files:
-                    raise ValueFitIntegrityError("the value-fit head's verifier is not in its file")
+                if not {"verifier_file", "verifier_sha256"} <= set(z.files):
+                    raise ValueFitIntegrityError("the value-fit head does not name its verifier")
                 try:
-                    verifier = SpanVerifier.of(z["verifier"].tobytes())
+                    verifier = PinnedVerifier(
+                        path.parent / str(z["verifier_file"]), str(z["verifier_sha256"])
+                    )
                 except CrossEncoderIntegrityError as exc:
-                    raise ValueFitIntegrityError(f"the value-fit head's verifier: {exc}") from exc
+                    raise ValueFitIntegrityError(str(exc)) from exc
             bank = Bank.from_arrays(
                 [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
             )

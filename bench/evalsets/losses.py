@@ -181,6 +181,7 @@ async def losses(
     agreement: bool = False,
     only_updates: bool = False,
     held_floor: float | None = None,
+    value_fit_file: tuple[Path, str] | None = None,
 ) -> dict[str, Any]:
     if "heldout" in directory.parts:
         raise SystemExit("losses reads the cases: dev halves only")
@@ -196,6 +197,8 @@ async def losses(
         extractor: dict[str, Any] = {"kind": "learned", "qa_reader_agreement": agreement}
         if held_floor is not None:
             extractor["qa_reader_held_floor"] = held_floor
+        if value_fit_file is not None:
+            extractor["value_fit_path"], extractor["value_fit_sha256"] = value_fit_file
         settings = blind_settings(Path(data_dir), extractor, "bare")
         async with open_runtime(settings, needs, clock=clock) as runtime:
             for case in cases:
@@ -305,6 +308,13 @@ def main(argv: list[str] | None = None) -> None:
         "--questions", action="store_true", help="where each question is lost, not each fact"
     )
     parser.add_argument(
+        "--value-fit-file",
+        type=Path,
+        help="a value-fit head's file in place of the packaged one (with --value-fit-sha256; "
+        "not with --questions)",
+    )
+    parser.add_argument("--value-fit-sha256", help="its pin")
+    parser.add_argument(
         "--candidates",
         choices=("rules", "sentences", "rules_and_sentences"),
         help="with --questions: the learned extractor's candidates (default: the product's)",
@@ -312,6 +322,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.candidates is not None and not args.questions:
         parser.error("--candidates: only with --questions")
+    value_fit_file = None
+    if args.value_fit_file is not None:
+        if args.value_fit_sha256 is None or args.questions:
+            parser.error("--value-fit-file: with --value-fit-sha256, and not with --questions")
+        value_fit_file = (args.value_fit_file, args.value_fit_sha256)
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     results = (
@@ -325,6 +340,7 @@ def main(argv: list[str] | None = None) -> None:
                     agreement=args.agreement,
                     only_updates=args.updates,
                     held_floor=args.held_floor,
+                    value_fit_file=value_fit_file,
                 )
             )
             for d in args.sets

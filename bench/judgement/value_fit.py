@@ -49,7 +49,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
-from factledger.adapters.judgement.span_verifier import SpanVerifier
+from factledger.adapters.judgement.span_verifier import PinnedVerifier
 from factledger.adapters.judgement.value_fit import (
     FEATURES,
     PACKAGED_VALUE_FIT,
@@ -438,7 +438,11 @@ def main(argv: list[str] | None = None) -> None:
         by_field[name] = vectors[at : at + len(v)]
         at += len(v)
     bank = Bank.of(by_field)
-    verifier = None if args.verifier is None else SpanVerifier.load(args.verifier, None)
+    verifier = None
+    if args.verifier is not None:
+        verifier = PinnedVerifier(
+            args.verifier, hashlib.sha256(args.verifier.read_bytes()).hexdigest()
+        )
     width = len(FEATURES) + (verifier is not None)
     blank = ValueFitHead(
         embedder, bank, np.zeros(width, np.float32), 0.0, 0.5, 0.5, REACH, verifier=verifier

@@ -1,9 +1,11 @@
 """The span verifier (ADR 0239): what it reads of an answer, its log-odds, each pair read
-alone whatever is read beside it, and a graph read only when it names its outputs. The graph
-read here is the packaged forget reader's (the same tokenizer, the same three outputs); the
-verifier's own ships inside the value-fit file. Lines written for this test."""
+alone whatever is read beside it, a graph read only when it names its outputs, and a pinned
+graph checked at start only for being there, read after. The graph read here is the packaged
+forget reader's (the same tokenizer, the same three outputs). Lines written for this test."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -15,7 +17,13 @@ from factledger.adapters.judgement.forget_reader import (
     PACKAGED_FORGET_READER,
     PACKAGED_FORGET_READER_SHA256,
 )
-from factledger.adapters.judgement.span_verifier import SpanVerifier, log_odds, verifier_pair
+from factledger.adapters.judgement.span_verifier import (
+    PinnedVerifier,
+    SpanVerifier,
+    log_odds,
+    verifier_pair,
+)
+from factledger.application.errors import ModelUnavailableError
 
 
 def test_it_reads_the_field_the_agents_question_and_the_span_in_brackets() -> None:
@@ -76,3 +84,19 @@ def test_a_graph_that_does_not_name_its_outputs_is_refused() -> None:
         SpanVerifier.of(raw)
     with pytest.raises(CrossEncoderIntegrityError, match="not an ONNX model"):
         SpanVerifier.of(b"\xff not a graph")
+
+
+def test_a_pinned_graph_is_checked_at_start_only_for_being_there(tmp_path: Path) -> None:
+    with pytest.raises(CrossEncoderIntegrityError, match="missing"):
+        PinnedVerifier(tmp_path / "gone.onnx", "0" * 64)
+    graph = tmp_path / "verifier.onnx"
+    graph.write_bytes(PACKAGED_FORGET_READER.read_bytes())
+    pair = [verifier_pair("diet", "vegan", "I'm vegan these days.", "Any dietary needs?")]
+
+    pinned = PinnedVerifier(graph, PACKAGED_FORGET_READER_SHA256)
+    wrong_pin = PinnedVerifier(graph, "0" * 64)  # read only when first needed
+
+    direct = SpanVerifier.load(PACKAGED_FORGET_READER, PACKAGED_FORGET_READER_SHA256)
+    assert pinned.log_odds_sync(pair).tolist() == direct.log_odds_sync(pair).tolist()
+    with pytest.raises(ModelUnavailableError):
+        wrong_pin.log_odds_sync(pair)

@@ -24,7 +24,7 @@ from factledger.adapters.judgement.forget_reader import (
 )
 from factledger.adapters.judgement.qa_reader.reader import LineRead, QaFieldReader
 from factledger.adapters.judgement.qa_reader.value_fits import fitted, reaching
-from factledger.adapters.judgement.span_verifier import SpanVerifier
+from factledger.adapters.judgement.span_verifier import PinnedVerifier, log_odds
 from factledger.adapters.judgement.value_fit import (
     FEATURES,
     PACKAGED_VALUE_FIT,
@@ -34,6 +34,7 @@ from factledger.adapters.judgement.value_fit import (
     ValueAnswer,
     ValueFitHead,
     ValueFitIntegrityError,
+    Verifier,
 )
 from factledger.application.judgement.types import FieldStatement
 from factledger.domain.transcript import Message, Role
@@ -242,19 +243,21 @@ def test_a_reader_reaching_under_its_bar_gives_what_it_gave_and_more() -> None:
     assert extra == {a for a in every_floor if a.field == "allergies"} - set(at_bar)
 
 
-@dataclass(slots=True)
-class ReadingVerifier(SpanVerifier):
+@dataclass
+class ReadingVerifier:
     """A verifier whose reading the test sets: a line about someone's brother is a wrong
     answer, every other a right one; it keeps what it read."""
 
+    path: Path = Path("reading.onnx")
+    sha256: str = "0" * 64
     read: list[tuple[str, str]] = field(default_factory=list)
 
-    def yes_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+    def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
         self.read += pairs
-        return np.array([0.001 if "brother" in line else 0.999 for _, line in pairs])
+        return log_odds(np.array([0.001 if "brother" in line else 0.999 for _, line in pairs]))
 
 
-def _verified_head(embedder: AxisEmbedder, verifier: SpanVerifier) -> ValueFitHead:
+def _verified_head(embedder: AxisEmbedder, verifier: Verifier) -> ValueFitHead:
     weights = np.zeros(len(VERIFIED_FEATURES), dtype=np.float32)
     weights[VERIFIED_FEATURES.index("own_less_other")] = 4.0
     weights[VERIFIED_FEATURES.index("verifier")] = 1.0
@@ -263,7 +266,7 @@ def _verified_head(embedder: AxisEmbedder, verifier: SpanVerifier) -> ValueFitHe
 
 
 async def test_a_verifier_reads_each_answer_in_its_line_as_a_sixth_number() -> None:
-    verifier = ReadingVerifier(b"")
+    verifier = ReadingVerifier()
     transcript = [
         Message(Role.AGENT, "And how do you usually pay?"),
         Message(Role.SUBJECT, "I pay with Amex."),
@@ -287,7 +290,7 @@ async def test_a_verifier_reads_each_answer_in_its_line_as_a_sixth_number() -> N
 
 
 async def test_a_field_the_bank_never_saw_is_not_read_by_the_verifier() -> None:
-    verifier = ReadingVerifier(b"")
+    verifier = ReadingVerifier()
 
     kept = await _verified_head(AxisEmbedder(), verifier).kept([_answer("diet", "by card", 0.5)])
 
@@ -295,24 +298,39 @@ async def test_a_field_the_bank_never_saw_is_not_read_by_the_verifier() -> None:
     assert verifier.read == []
 
 
-def test_a_file_carries_its_verifiers_graph_and_is_refused_without_it(tmp_path: Path) -> None:
+def test_a_file_names_its_verifiers_graph_beside_it_and_pins_it(tmp_path: Path) -> None:
     embedder = AxisEmbedder()
-    graph = SpanVerifier.load(PACKAGED_FORGET_READER, PACKAGED_FORGET_READER_SHA256)
+    elsewhere = tmp_path / "lab"
+    elsewhere.mkdir()
+    graph = elsewhere / "verifier.onnx"
+    graph.write_bytes(PACKAGED_FORGET_READER.read_bytes())
+    pinned = PinnedVerifier(graph, PACKAGED_FORGET_READER_SHA256)
     path = tmp_path / "value-fit.npz"
-    sha256 = _verified_head(embedder, graph).save(path)
 
+    sha256 = _verified_head(embedder, pinned).save(path)
     loaded = ValueFitHead.load(path, sha256, embedder)
 
-    assert loaded.verifier is not None
-    assert loaded.verifier.model == graph.model
+    assert isinstance(loaded.verifier, PinnedVerifier)
+    assert loaded.verifier.path == tmp_path / "verifier.onnx"  # copied beside the file
+    assert loaded.verifier.sha256 == PACKAGED_FORGET_READER_SHA256
     assert loaded.weights.shape == (len(VERIFIED_FEATURES),)
+    pair = [("allergies | Any allergies?", "Only [latex].")]
+    assert loaded.verifier.log_odds_sync(pair).tolist() == pinned.log_odds_sync(pair).tolist()
+
+
+def test_a_file_whose_verifier_is_unnamed_or_missing_is_refused(tmp_path: Path) -> None:
+    embedder = AxisEmbedder()
+    graph = tmp_path / "verifier.onnx"
+    graph.write_bytes(PACKAGED_FORGET_READER.read_bytes())
+    path = tmp_path / "value-fit.npz"
+    _verified_head(embedder, PinnedVerifier(graph, PACKAGED_FORGET_READER_SHA256)).save(path)
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
-    without = tmp_path / "without.npz"
-    np.savez_compressed(without, **{k: v for k, v in arrays.items() if k != "verifier"})
-    with pytest.raises(ValueFitIntegrityError, match="verifier is not in its file"):
-        ValueFitHead.load(without, None, embedder)
-    broken = tmp_path / "broken.npz"
-    np.savez_compressed(broken, **(arrays | {"verifier": np.frombuffer(b"\xffno", np.uint8)}))
-    with pytest.raises(ValueFitIntegrityError, match=r"verifier: .*not an ONNX model"):
-        ValueFitHead.load(broken, None, embedder)
+    unnamed = tmp_path / "unnamed.npz"
+    np.savez_compressed(unnamed, **{k: v for k, v in arrays.items() if k != "verifier_file"})
+
+    with pytest.raises(ValueFitIntegrityError, match="does not name its verifier"):
+        ValueFitHead.load(unnamed, None, embedder)
+    graph.unlink()
+    with pytest.raises(ValueFitIntegrityError, match=r"verifier\.onnx is missing"):
+        ValueFitHead.load(path, None, embedder)
