@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from factledger.adapters import deferred_load
 from factledger.adapters.embedding.onnx.embedder import OnnxEmbedder
 from factledger.adapters.embedding.onnx.model_files import DEFAULT_PRESET, OnnxModelFiles
 from factledger.adapters.embedding.use_multilingual import UseMultilingualEmbedder
@@ -36,6 +37,7 @@ from factledger.adapters.judgement.value_fit import (
     ValueFitIntegrityError,
     Verifier,
 )
+from factledger.application.errors import ModelUnavailableError
 from factledger.application.judgement.types import FieldStatement
 from factledger.domain.transcript import Message, Role
 
@@ -334,3 +336,26 @@ def test_a_file_whose_verifier_is_unnamed_or_missing_is_refused(tmp_path: Path) 
     graph.unlink()
     with pytest.raises(ValueFitIntegrityError, match=r"verifier\.onnx is missing"):
         ValueFitHead.load(path, None, embedder)
+
+
+async def test_a_damaged_verifier_graph_costs_an_unavailable_model_until_it_is_mended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph is read after ready: a file damaged since the start is no 500 and no answer
+    read by five numbers in place of six, but `ModelUnavailableError` (the sync holds the
+    session and tries again), until the file is whole again."""
+    monkeypatch.setattr(deferred_load, "RETRY_AFTER_S", 0.0)  # the next reading loads again
+    embedder = AxisEmbedder()
+    graph = tmp_path / "verifier.onnx"
+    graph.write_bytes(PACKAGED_FORGET_READER.read_bytes())
+    path = tmp_path / "value-fit.npz"
+    pinned = PinnedVerifier(graph, PACKAGED_FORGET_READER_SHA256)
+    sha256 = _verified_head(embedder, pinned).save(path)
+    head = ValueFitHead.load(path, sha256, embedder)
+    graph.write_bytes(b"\x00" * 64)  # damaged after the start
+    answer = _answer("allergies", "latex", 1.0, line="Only latex.")
+
+    with pytest.raises(ModelUnavailableError):
+        await head.kept([answer])
+    graph.write_bytes(PACKAGED_FORGET_READER.read_bytes())
+    assert len(await head.kept([answer])) == 1
