@@ -21,9 +21,9 @@ cannot load, gets `ModelUnavailableError` (the sync holds the item and tries aga
 
 from __future__ import annotations
 
-import threading
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,13 +33,11 @@ from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.adapters.judgement.cross_answers import (
     CLASSES,
+    CrossAnswerJudge,
     CrossEncoderIntegrityError,
     metadata_of,
-    pair_inputs,
-    pair_tokenizer,
     verified_bytes,
 )
-from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
 
 AGENT_CHARS = 200  # the end of a long agent line: its question is there
 SPAN_VERIFIER_FILE = "span-verifier-int8.onnx"
@@ -56,14 +54,12 @@ def verifier_pair(name: str, span: str, line: str, agent: str) -> tuple[str, str
     return first, f"{line[:at]}[{span}]{line[at + len(span) :]}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class SpanVerifier:
-    """Reads (field and agent line, bracketed subject line) pairs with the graph in `model`
-    (its SHA-256 checked at construction, before anything parses it)."""
+    """Reads (field and agent line, bracketed subject line) pairs with a cross-encoder's graph
+    (`graph`: the answer judge's reader of pairs, whose own threshold is never read here)."""
 
-    model: bytes
-    _loaded: LoadedGraph | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    graph: CrossAnswerJudge
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> SpanVerifier:
@@ -75,25 +71,15 @@ class SpanVerifier:
         verified_bytes(TOKENIZER, TOKENIZER_SHA256)
         if tuple(metadata_of(raw).get("classes", "").split(",")) != CLASSES:
             raise CrossEncoderIntegrityError("the span verifier's graph does not name its outputs")
-        return cls(raw)
-
-    def _ready(self) -> LoadedGraph:
-        with self._lock:
-            if self._loaded is None:
-                session = one_thread_session(self.model)
-                tokenizer = pair_tokenizer(verified_bytes(TOKENIZER, TOKENIZER_SHA256))
-                self._loaded = LoadedGraph(session, tokenizer)
-            return self._loaded
+        model_id = f"verifier:{hashlib.sha256(raw).hexdigest()[:12]}"
+        return cls(CrossAnswerJudge(raw, yes_min=0.5, model_id=model_id))
 
     def yes_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
         """Each pair's probability of a right answer, each pair read alone."""
-        loaded = self._ready()
-        out = np.zeros(len(pairs), dtype=np.float64)
-        for n, pair in enumerate(pairs):
-            ids, mask, types = pair_inputs(loaded.tokenizer, [pair])
-            p = loaded.session.run(None, {"ids": ids, "mask": mask, "types": types})[0]
-            out[n] = float(p[0][0])
-        return out
+        return np.array(
+            [float(self.graph.probabilities_sync([pair])[0][0]) for pair in pairs],
+            dtype=np.float64,
+        )
 
     def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
         """Each pair's log-odds of a right answer (`log_odds`)."""

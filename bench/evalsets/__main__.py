@@ -22,7 +22,9 @@ from factledger.bench.evalsets.judging import answer_labels, forget_lines, judge
 from factledger.bench.evalsets.reader_file import (
     QaReaderFile,
     add_qa_reader_options,
+    add_value_fit_file_options,
     qa_reader_file,
+    value_fit_file_of,
 )
 from factledger.bench.evalsets.run import add_agreement_option, run_cases
 from factledger.bench.evalsets.score import Scores, score_answers, score_run
@@ -356,13 +358,7 @@ def main(argv: list[str] | None = None) -> None:
         help="an unheld field's answers read against its labelled values by the shipped "
         "value-fit head (ADR 0211; default: the product's default)",
     )
-    parser.add_argument(
-        "--value-fit-file",
-        type=Path,
-        help="a value-fit head of the lab's fit in place of the packaged one, with "
-        "--value-fit-sha256 (`python -m factledger.bench.judgement.value_fit`)",
-    )
-    parser.add_argument("--value-fit-sha256", help="the value-fit file's pin")
+    add_value_fit_file_options(parser)
     add_qa_reader_options(parser)
     parser.add_argument(
         "--as-served",
@@ -386,11 +382,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.field_floors_sha256 is None:
             parser.error("--field-floors-sha256: required with --field-floors")
         floors_file = (args.field_floors, args.field_floors_sha256)
-    value_fit_file = None
-    if args.value_fit_file is not None:
-        if args.value_fit_sha256 is None:
-            parser.error("--value-fit-sha256: required with --value-fit-file")
-        value_fit_file = (args.value_fit_file, args.value_fit_sha256)
+    value_fit_file = value_fit_file_of(args, parser)
     configure_logging(json_lines=False, level="WARNING")
     if args.field_reader is not None and args.extractor != "learned":
         parser.error("--field-reader: only with --extractor learned")

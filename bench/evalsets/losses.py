@@ -58,6 +58,7 @@ from factledger.bench.evalsets.question_losses import (
     recording_turns,
     tally_questions,
 )
+from factledger.bench.evalsets.reader_file import add_value_fit_file_options, value_fit_file_of
 from factledger.bench.evalsets.run import (
     TENANT,
     CaseRun,
@@ -307,13 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--questions", action="store_true", help="where each question is lost, not each fact"
     )
-    parser.add_argument(
-        "--value-fit-file",
-        type=Path,
-        help="a value-fit head's file in place of the packaged one (with --value-fit-sha256; "
-        "not with --questions)",
-    )
-    parser.add_argument("--value-fit-sha256", help="its pin")
+    add_value_fit_file_options(parser)
     parser.add_argument(
         "--candidates",
         choices=("rules", "sentences", "rules_and_sentences"),
@@ -322,11 +317,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.candidates is not None and not args.questions:
         parser.error("--candidates: only with --questions")
-    value_fit_file = None
-    if args.value_fit_file is not None:
-        if args.value_fit_sha256 is None or args.questions:
-            parser.error("--value-fit-file: with --value-fit-sha256, and not with --questions")
-        value_fit_file = (args.value_fit_file, args.value_fit_sha256)
+    value_fit_file = value_fit_file_of(args, parser)
+    if value_fit_file is not None and args.questions:
+        parser.error("--value-fit-file: not with --questions (they read the packaged head)")
     configure_logging(json_lines=False, level="WARNING")
     detail: list[dict[str, Any]] | None = [] if args.detail else None
     results = (

@@ -1,7 +1,8 @@
 """`--qa-reader FILE --qa-reader-sha256 HEX --qa-reader-floors F L H`: the blind sets scored
 with a QA reader file of one's own (a retrained candidate beside the shipped file, ADR 0146),
 through the product's own settings for a deployment's file (`qa_reader_path` and its pin and
-floors), so that the candidate is read exactly as a deployment would read it.
+floors), so that the candidate is read exactly as a deployment would read it; and
+`--value-fit-file FILE --value-fit-sha256 HEX`, a value-fit head's file read the same way.
 """
 
 from __future__ import annotations
@@ -72,3 +73,24 @@ def qa_reader_file(
     return QaReaderFile(
         args.qa_reader, args.qa_reader_sha256, floor, list_floor, held if held >= 0 else None
     )
+
+
+def add_value_fit_file_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--value-fit-file",
+        type=Path,
+        help="a value-fit head of the lab's fit in place of the packaged one, with "
+        "--value-fit-sha256 (`python -m factledger.bench.judgement.value_fit`)",
+    )
+    parser.add_argument("--value-fit-sha256", help="the value-fit file's pin")
+
+
+def value_fit_file_of(
+    args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> tuple[Path, str] | None:
+    """The value-fit file the options name and its pin, or None; refuses a file without it."""
+    if args.value_fit_file is None:
+        return None
+    if args.value_fit_sha256 is None:
+        parser.error("--value-fit-sha256: required with --value-fit-file")
+    return args.value_fit_file, args.value_fit_sha256

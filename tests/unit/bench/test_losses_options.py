@@ -9,25 +9,29 @@ from factledger.bench.evalsets.losses import main
 
 
 @pytest.mark.parametrize(
-    "argv",
+    ("argv", "error"),
     [
-        ["bench/evalsets/blind3/dev", "--value-fit-file", "value-fit.npz"],
-        [
-            "bench/evalsets/blind3/dev",
-            "--questions",
-            "--value-fit-file",
-            "value-fit.npz",
-            "--value-fit-sha256",
-            "0" * 64,
-        ],
+        (
+            ["bench/evalsets/blind3/dev", "--value-fit-file", "value-fit.npz"],
+            "--value-fit-sha256: required with --value-fit-file",
+        ),
+        (
+            [
+                "bench/evalsets/blind3/dev",
+                "--questions",
+                "--value-fit-file",
+                "value-fit.npz",
+                "--value-fit-sha256",
+                "0" * 64,
+            ],
+            "--value-fit-file: not with --questions",
+        ),
     ],
 )
 def test_a_value_fit_file_needs_its_pin_and_classes_facts_only(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
+    argv: list[str], error: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit):
         main(argv)
 
-    assert "--value-fit-file: with --value-fit-sha256, and not with --questions" in (
-        capsys.readouterr().err
-    )
+    assert error in capsys.readouterr().err
