@@ -39,6 +39,7 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from numpy.lib.npyio import NpzFile
 
 from factledger.adapters.judgement.cross_answers import CrossEncoderIntegrityError
 from factledger.adapters.judgement.features import Matrix
@@ -143,6 +144,20 @@ class Verifier(Protocol):
     sha256: str
 
     def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]: ...
+
+
+def verifier_beside(path: Path, z: NpzFile) -> PinnedVerifier:
+    """The verifier the head's file at `path` names: a graph file beside it (a bare name, so
+    that a file never reaches elsewhere), pinned by it."""
+    if not {"verifier_file", "verifier_sha256"} <= set(z.files):
+        raise ValueFitIntegrityError("the value-fit head does not name its verifier")
+    name = str(z["verifier_file"])
+    if Path(name).name != name or name in {"", ".", ".."}:
+        raise ValueFitIntegrityError("the value-fit head's verifier is not a file beside it")
+    try:
+        return PinnedVerifier(path.parent / name, str(z["verifier_sha256"]))
+    except CrossEncoderIntegrityError as exc:
+        raise ValueFitIntegrityError(str(exc)) from exc
 
 
 def pairs_of(answers: Sequence[ValueAnswer]) -> list[tuple[str, str]]:
@@ -260,18 +275,11 @@ class ValueFitHead:
             if not fitted_over:
                 raise ValueFitIntegrityError(f"the value-fit head needs the embedder {wanted}")
             features = tuple(str(f) for f in z["features"])
-            if features not in (FEATURES, VERIFIED_FEATURES):
+            if features not in (FEATURES, VERIFIED_FEATURES) or len(z["w"]) != len(features):
                 raise ValueFitIntegrityError("the value-fit head reads other features")
             verifier = None
             if features == VERIFIED_FEATURES:
-                if not {"verifier_file", "verifier_sha256"} <= set(z.files):
-                    raise ValueFitIntegrityError("the value-fit head does not name its verifier")
-                try:
-                    verifier = PinnedVerifier(
-                        path.parent / str(z["verifier_file"]), str(z["verifier_sha256"])
-                    )
-                except CrossEncoderIntegrityError as exc:
-                    raise ValueFitIntegrityError(str(exc)) from exc
+                verifier = verifier_beside(path, z)
             bank = Bank.from_arrays(
                 [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
             )

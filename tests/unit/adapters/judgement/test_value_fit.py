@@ -320,7 +320,7 @@ def test_a_file_names_its_verifiers_graph_beside_it_and_pins_it(tmp_path: Path) 
     assert loaded.verifier.log_odds_sync(pair).tolist() == pinned.log_odds_sync(pair).tolist()
 
 
-def test_a_file_whose_verifier_is_unnamed_or_missing_is_refused(tmp_path: Path) -> None:
+def test_a_file_whose_verifier_is_unnamed_elsewhere_or_missing_is_refused(tmp_path: Path) -> None:
     embedder = AxisEmbedder()
     graph = tmp_path / "verifier.onnx"
     graph.write_bytes(PACKAGED_FORGET_READER.read_bytes())
@@ -333,6 +333,14 @@ def test_a_file_whose_verifier_is_unnamed_or_missing_is_refused(tmp_path: Path) 
 
     with pytest.raises(ValueFitIntegrityError, match="does not name its verifier"):
         ValueFitHead.load(unnamed, None, embedder)
+    elsewhere = tmp_path / "elsewhere.npz"
+    np.savez_compressed(elsewhere, **(arrays | {"verifier_file": np.array("../verifier.onnx")}))
+    with pytest.raises(ValueFitIntegrityError, match="not a file beside it"):
+        ValueFitHead.load(elsewhere, None, embedder)
+    five_weights = tmp_path / "five-weights.npz"
+    np.savez_compressed(five_weights, **(arrays | {"w": arrays["w"][:5]}))
+    with pytest.raises(ValueFitIntegrityError, match="reads other features"):
+        ValueFitHead.load(five_weights, None, embedder)
     graph.unlink()
     with pytest.raises(ValueFitIntegrityError, match=r"verifier\.onnx is missing"):
         ValueFitHead.load(path, None, embedder)
