@@ -6,9 +6,8 @@ on the writers' training conversations (and, with `--bank-dev`, a bank grown fro
 dev halves, ADR 0237; with `--fit-dev`, a regression and bars fitted on their first sessions'
 answers too, ADR 0238, or every session's, ADR 0240; with `--verifier`, a span verifier's
 log-odds as a sixth number, fitted on the fold it never read, ADR 0239; no held-out half is
-read). `--frontier` writes no file:
-it prints the bars the rule below chooses at each lift, beside the reader's bars and the
-packaged head read on the same answers.
+read). `--frontier` writes no file: it prints the bars the rule below chooses at each lift,
+beside the reader's bars and the packaged head read on the same answers.
 
 - The bank: every value labelled in a case that is not kept out, by field, embedded with the
   encoder chosen; with `--bank-dev`, also every value a dev half's writer expected as stated
@@ -69,7 +68,7 @@ from factledger.bench.judgement.conversations import load_training_cases
 from factledger.bench.judgement.qa_reader.floor import DATA, read_sessions
 from factledger.bench.judgement.qa_reader.pairs import kept_out
 from factledger.bench.judgement.qa_reader.scoring import Read
-from factledger.bench.judgement.qa_reader.sessions import blind_sessions, kept_out_sessions
+from factledger.bench.judgement.qa_reader.sessions import Session, blind_sessions, kept_out_sessions
 
 REACH = 3.0  # how far under its bar an answer is read
 READ_FROM = PACKAGED_QA_READER_FLOOR - REACH  # every field's answers, the lists' included
@@ -140,6 +139,18 @@ def merged(*banks: dict[str, list[str]]) -> dict[str, list[str]]:
     return {name: sorted(v) for name, v in sorted(out.items())}
 
 
+def marked_read(
+    r: Read, session: Session, over: float, is_list: bool, hits: tuple[int, ...]
+) -> Marked:
+    """A reader's answer as the head reads it (its line and the agent's before it), marked by
+    the labels it holds (`hits`)."""
+    others = tuple(f for f in session.fields if f != r.field)
+    line, agent = said_around(session.lines, r.line)
+    span = r.value.strip() or r.value
+    answer = ValueAnswer(r.field, span, over, is_list, others, line=line, agent=agent)
+    return Marked(r.case_id, answer, bool(hits), hits)
+
+
 def bar_of(is_list: bool) -> float:
     return PACKAGED_QA_READER_LIST_FLOOR if is_list else PACKAGED_QA_READER_FLOOR
 
@@ -164,11 +175,7 @@ def marked_answers(reader: QaFieldReader, corpora: Sequence[Path]) -> tuple[list
             for n, g in by_pair[(r.case_id, r.session, r.line, r.field)]
             if r.start < g.end and g.start < r.end
         )
-        others = tuple(f for f in session.fields if f != r.field)
-        line, agent = said_around(session.lines, r.line)
-        span = r.value.strip() or r.value
-        answer = ValueAnswer(r.field, span, over, is_list, others, line=line, agent=agent)
-        out.append(Marked(r.case_id, answer, bool(hits), hits))
+        out.append(marked_read(r, session, over, is_list, hits))
     return out, len(gold)
 
 
@@ -198,11 +205,7 @@ def dev_answers(
         hits = tuple(
             n for n, k in by_field[(r.case_id, r.session, r.field)] if holds_all(r.value, k)
         )
-        others = tuple(f for f in session.fields if f != r.field)
-        line, agent = said_around(session.lines, r.line)
-        span = r.value.strip() or r.value
-        answer = ValueAnswer(r.field, span, over, is_list, others, line=line, agent=agent)
-        out.append(Marked(r.case_id, answer, bool(hits), hits))
+        out.append(marked_read(r, session, over, is_list, hits))
     return out, len(gold)
 
 
