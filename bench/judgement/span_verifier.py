@@ -96,6 +96,7 @@ def train_reader(marked: Sequence[Marked], base: Path, epochs: int) -> tuple[Any
     import torch
 
     from factledger.bench.judgement.cross.model import from_base
+    from factledger.bench.judgement.cross.train import optimiser_step
 
     random.seed(SEED)
     torch.manual_seed(SEED)
@@ -128,11 +129,7 @@ def train_reader(marked: Sequence[Marked], base: Path, epochs: int) -> tuple[Any
             )
             target = torch.tensor([0 if marked[i].right else 1 for i in batch])
             loss = torch.nn.functional.cross_entropy(model(ids, mask, types), target)
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
+            optimiser_step(model, loss, optimiser, schedule)
     return model, tokenizer
 
 

@@ -66,6 +66,21 @@ def _tensors(tokenizer: object, pairs: Sequence[LabelledPair]) -> tuple[torch.Te
     return torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(types)
 
 
+def optimiser_step(
+    model: torch.nn.Module,
+    loss: torch.Tensor,
+    optimiser: torch.optim.Optimizer,
+    schedule: torch.optim.lr_scheduler.LRScheduler,
+) -> None:
+    """One training step: the loss's gradients, clipped at norm 1, applied, and the learning
+    rate's schedule advanced (the lab's cross-encoders all train so)."""
+    optimiser.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimiser.step()
+    schedule.step()
+
+
 def predict(model: CrossEncoder, tokenizer: object, pairs: Sequence[LabelledPair]) -> np.ndarray:
     model.eval()
     out = []
@@ -131,11 +146,7 @@ def fit(
             ids, mask, types = _tensors(tokenizer, chosen)
             y = torch.tensor([index[p.label] for p in chosen])
             loss = torch.nn.functional.cross_entropy(model(ids, mask, types), y)
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
+            optimiser_step(model, loss, optimiser, schedule)
             total += float(loss.detach()) * len(batch)
         scored = kept_out_scores(predict(model, tokenizer, held), held)
         row = {
