@@ -22,6 +22,12 @@ A file may also name a span verifier's graph (ADR 0239: a file beside it, pinned
 loaded after ready; `adapters.judgement.span_verifier`): its log-odds of each answer, read in
 the answer's line, are a sixth number (`VERIFIED_FEATURES`). No packaged file names one.
 
+A file may also hold bars of their own for a later session's answers (ADR 0242: an unheld
+field's answer where the subject holds a statement of some other field), `later_bars`: there an
+unheld field's answer is often a change of a value the product missed before, said against the
+old one ("52 total", "not Enterprise"), which first sessions' bars read as marginal. A file
+without them reads every session by `keep_min` and `admit_min`.
+
 A held field's answer (the subject holds a statement of the field: where an update is said)
 passes as read, unless the settings give the held fields a bar of their own, `held_min` (ADR
 0231: "Same address" or "Budget as before" is no address and no budget; not set by default,
@@ -72,7 +78,8 @@ class ValueAnswer:
     over the field's bar (negative under it), whether the field is a list, the other fields
     asked beside it, whether the subject holds a statement of the field, the subject's line
     it was read in and the line before it when someone else said that one (what a span
-    verifier reads)."""
+    verifier reads), and whether the subject holds a statement of any field (a later
+    session)."""
 
     field: str
     span: str
@@ -82,6 +89,7 @@ class ValueAnswer:
     held: bool = False
     line: str = ""
     agent: str = ""
+    later: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +194,15 @@ class ValueFitHead:
     held_min: float | None = None
     # Reads each answer in its line (ADR 0239); its log-odds are the sixth number. None: five.
     verifier: Verifier | None = None
+    # (keep_min, admit_min) for an unheld field's answer in a later session (ADR 0242); None:
+    # the same bars as a first session's.
+    later_bars: tuple[float, float] | None = None
+
+    def bars_of(self, answer: ValueAnswer) -> tuple[float, float]:
+        """The (keep, admit) bars an unheld field's answer is read by."""
+        if answer.later and self.later_bars is not None:
+            return self.later_bars
+        return self.keep_min, self.admit_min
 
     def knows(self, name: str) -> bool:
         return name in self.bank.rows
@@ -224,8 +241,9 @@ class ValueFitHead:
 
     async def kept(self, answers: Sequence[ValueAnswer]) -> list[bool]:
         """Whether each answer is kept: over its bar unless the head doubts it, under it (by
-        at most `reach`) only where the head is sure; a held field's from `held_min`; a field
-        the bank does not know, by its bar alone (a held one's, as read)."""
+        at most `reach`) only where the head is sure, by a later session's bars there; a held
+        field's from `held_min`; a field the bank does not know, by its bar alone (a held
+        one's, as read)."""
         rows = await self.features(answers)
         out = []
         for a, row in zip(answers, rows, strict=True):
@@ -233,26 +251,31 @@ class ValueFitHead:
                 out.append(a.held or a.over_bar >= 0)
             elif a.held:
                 out.append(self.held_min is None or self.probability(row) >= self.held_min)
-            elif a.over_bar >= 0:
-                out.append(self.probability(row) >= self.keep_min)
             else:
-                out.append(a.over_bar >= -self.reach and self.probability(row) >= self.admit_min)
+                keep, admit = self.bars_of(a)
+                if a.over_bar >= 0:
+                    out.append(self.probability(row) >= keep)
+                else:
+                    out.append(a.over_bar >= -self.reach and self.probability(row) >= admit)
         return out
 
     def save(self, path: Path) -> str:
         """Writes the file, naming its verifier's graph and pinning it (the graph copied beside
-        the file when it is elsewhere); returns the file's SHA-256, to pin."""
-        verifier: dict[str, npt.NDArray[np.generic]] = {}
+        the file when it is elsewhere), and a later session's bars where it has them; returns
+        the file's SHA-256, to pin."""
+        optional: dict[str, npt.NDArray[np.generic]] = {}
         if self.verifier is not None:
             graph = self.verifier.path
             if graph.resolve() != (path.parent / graph.name).resolve():
                 shutil.copyfile(graph, path.parent / graph.name)
-            verifier["verifier_file"] = np.array(graph.name)
-            verifier["verifier_sha256"] = np.array(self.verifier.sha256)
+            optional["verifier_file"] = np.array(graph.name)
+            optional["verifier_sha256"] = np.array(self.verifier.sha256)
+        if self.later_bars is not None:
+            optional["later_bars"] = np.array(self.later_bars, dtype=np.float64)
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.embedder.model_id),
-            "features": np.array(VERIFIED_FEATURES if verifier else FEATURES),
-            **verifier,
+            "features": np.array(VERIFIED_FEATURES if self.verifier is not None else FEATURES),
+            **optional,
             "w": self.weights.astype(np.float32),
             "b": np.array(self.bias, dtype=np.float32),
             "keep_min": np.array(self.keep_min),
@@ -280,6 +303,12 @@ class ValueFitHead:
             verifier = None
             if features == VERIFIED_FEATURES:
                 verifier = verifier_beside(path, z)
+            later_bars = None
+            if "later_bars" in z.files:
+                bars = z["later_bars"]
+                if bars.shape != (2,):
+                    raise ValueFitIntegrityError("the value-fit head's later bars are not a pair")
+                later_bars = (float(bars[0]), float(bars[1]))
             bank = Bank.from_arrays(
                 [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
             )
@@ -292,6 +321,7 @@ class ValueFitHead:
                 float(z["admit_min"]),
                 float(z["reach"]),
                 verifier=verifier,
+                later_bars=later_bars,
             )
 
     @classmethod

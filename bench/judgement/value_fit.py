@@ -85,6 +85,7 @@ class Marked:
     answer: ValueAnswer
     right: bool
     gold: tuple[int, ...]  # the labelled spans it overlaps (their indexes)
+    session: int = 0  # its session's index in its case
 
 
 def said_around(lines: Sequence[tuple[str, str]], index: int) -> tuple[str, str]:
@@ -148,7 +149,7 @@ def marked_read(
     line, agent = said_around(session.lines, r.line)
     span = r.value.strip() or r.value
     answer = ValueAnswer(r.field, span, over, is_list, others, line=line, agent=agent)
-    return Marked(r.case_id, answer, bool(hits), hits)
+    return Marked(r.case_id, answer, bool(hits), hits, session.index)
 
 
 def bar_of(is_list: bool) -> float:

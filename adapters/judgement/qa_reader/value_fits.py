@@ -5,7 +5,9 @@ answers is then kept by the value-fit head (`adapters.judgement.value_fit`): one
 unless the head doubts it is the kind of words the field holds, one under its bar only where
 the head is sure it is. A held field is where an update is said, and its bars (the held
 floor, the pair head's) were chosen on their own: its answers pass as read, unless the head
-has a held bar of its own (ADR 0231: a deployment's setting; none by default).
+has a held bar of its own (ADR 0231: a deployment's setting; none by default). Where the
+subject holds any field, the session is a later one, which a head may hold bars of its own for
+(ADR 0242).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ async def fitted(
             tuple(fields),
             s.field in held,
             *said_around(transcript, s.message_index),
+            later=bool(held),
         )
         for s in judged
     ]

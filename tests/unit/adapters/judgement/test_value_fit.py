@@ -2,13 +2,14 @@
 answer over its bar is kept unless the head doubts it is the kind of words its field holds,
 one under its bar only where the head is sure and never further under than the file's reach;
 a field the bank does not know is read by its bar alone; a held field's answers are read at
-the head's held bar, or pass as read where it has none. The values below were written for this
-test."""
+the head's held bar, or pass as read where it has none; a later session's unheld answers are
+read by the file's later bars where it has them (ADR 0242). The values below were written for
+this test."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -81,10 +82,10 @@ def _head(embedder: AxisEmbedder, held_min: float | None = None) -> ValueFitHead
 
 
 def _answer(
-    name: str, span: str, over: float, *, held: bool = False, line: str = ""
+    name: str, span: str, over: float, *, held: bool = False, line: str = "", later: bool = False
 ) -> ValueAnswer:
     fields = ("payment_method", "allergies", "diet")
-    return ValueAnswer(name, span, over, False, fields, held, line=line)
+    return ValueAnswer(name, span, over, False, fields, held, line=line, later=later)
 
 
 def test_a_fields_closeness_is_its_nearest_values_and_none_for_a_field_it_never_saw() -> None:
@@ -121,6 +122,34 @@ async def test_a_held_fields_answer_is_read_at_the_held_bar_or_passes_without_on
 
     assert await _head(AxisEmbedder(), held_min=0.3).kept(answers) == [False, True, True, True]
     assert await _head(AxisEmbedder()).kept(answers) == [True, True, True, True]
+
+
+async def test_a_later_sessions_unheld_answer_is_read_by_the_later_bars_where_there_are() -> None:
+    head = _head(AxisEmbedder())  # "Amex" as a payment method reads 0.88, "latex" 0.0025
+    strict = replace(head, later_bars=(0.95, 0.95))
+    loose = replace(head, later_bars=(0.0, 0.0))
+    answers = [
+        _answer("payment_method", "Amex", 2.0, later=True),
+        _answer("payment_method", "latex", -1.0, later=True),
+        _answer("payment_method", "latex", -3.5, later=True),  # further under than the reach
+        _answer("payment_method", "raise the deductible next month", 1.0, held=True, later=True),
+        _answer("diet", "my father smoked", 0.5, later=True),  # a field it never saw
+    ]
+    first = [replace(a, later=False) for a in answers]
+
+    assert await head.kept(answers) == await head.kept(first) == [True, False, False, True, True]
+    assert await strict.kept(answers) == [False, False, False, True, True]
+    assert await loose.kept(answers) == [True, True, False, True, True]
+    assert await strict.kept(first) == await loose.kept(first) == await head.kept(first)
+
+
+async def test_where_the_subject_holds_any_field_the_session_is_a_later_one() -> None:
+    head = replace(_head(AxisEmbedder()), later_bars=(0.95, 0.95))
+    amex = FieldStatement(7, "Amex", "payment_method", 6.0)
+    fields = ["payment_method", "allergies", "diet"]
+
+    assert await fitted(READER, head, [], [amex], fields, (), {}) == [amex]
+    assert await fitted(READER, head, [], [amex], fields, (), {"diet": "vegan"}) == []
 
 
 async def test_a_head_reads_back_from_its_file_and_only_against_its_pin(tmp_path: Path) -> None:
@@ -177,6 +206,22 @@ def _packaged_model() -> str:
 
 
 READER = QaFieldReader(b"", floor=5.5, list_floor=6.0, held_floor=4.5)
+
+
+def test_a_file_keeps_its_later_bars_and_refuses_any_but_a_pair(tmp_path: Path) -> None:
+    embedder = AxisEmbedder()
+    path = tmp_path / "value-fit.npz"
+    sha256 = replace(_head(embedder), later_bars=(0.45, 0.55)).save(path)
+
+    assert ValueFitHead.load(path, sha256, embedder).later_bars == (0.45, 0.55)
+    without = tmp_path / "without.npz"
+    assert ValueFitHead.load(without, _head(embedder).save(without), embedder).later_bars is None
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    three = tmp_path / "three.npz"
+    np.savez_compressed(three, **(arrays | {"later_bars": np.array([0.4, 0.5, 0.6])}))
+    with pytest.raises(ValueFitIntegrityError, match="later bars are not a pair"):
+        ValueFitHead.load(three, None, embedder)
 
 
 async def test_the_unheld_fields_answers_are_judged_a_held_fields_pass_as_read() -> None:
