@@ -68,6 +68,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J15", _both(41)),
     Judge("J16", _both(42)),
     Judge("J17", _both(43)),
+    Judge("J18", _both(44)),
 )
 
 
