@@ -22,11 +22,12 @@ A file may also name a span verifier's graph (ADR 0239: a file beside it, pinned
 loaded after ready; `adapters.judgement.span_verifier`): its log-odds of each answer, read in
 the answer's line, are a sixth number (`VERIFIED_FEATURES`). No packaged file names one.
 
-A file may also hold bars of their own for a later session's answers (ADR 0242: an unheld
-field's answer where the subject holds a statement of some other field), `later_bars`: there an
-unheld field's answer is often a change of a value the product missed before, said against the
-old one ("52 total", "not Enterprise"), which first sessions' bars read as marginal. A file
-without them reads every session by `keep_min` and `admit_min`.
+A file may also read a later session's answers its own way (`LaterReading`; an unheld field's
+answer where the subject holds a statement of some field): there an unheld field's answer is
+often a change of a value the product missed before, said against the old one ("52 total",
+"not Enterprise"), which first sessions' bars read as marginal. Bars of their own (ADR 0242),
+and a regression of its own over the five numbers (ADR 0243), which reads no verifier. A file
+without one reads every session alike.
 
 A held field's answer (the subject holds a statement of the field: where an update is said)
 passes as read, unless the settings give the held fields a bar of their own, `held_min` (ADR
@@ -144,6 +145,21 @@ class Bank:
         return cls(rows)
 
 
+def later_reading_of(z: NpzFile) -> LaterReading | None:
+    """A file's later reading: its bars, and its five weights where it has them."""
+    if "later_bars" not in z.files:
+        return None
+    bars = z["later_bars"]
+    if bars.shape != (2,):
+        raise ValueFitIntegrityError("the value-fit head's later bars are not a pair")
+    if "later_w" not in z.files:
+        return LaterReading(float(bars[0]), float(bars[1]))
+    weights = z["later_w"].astype(np.float32)
+    if weights.shape != (len(FEATURES),) or "later_b" not in z.files:
+        raise ValueFitIntegrityError("the value-fit head's later regression is not five numbers")
+    return LaterReading(float(bars[0]), float(bars[1]), weights, float(z["later_b"]))
+
+
 class Verifier(Protocol):
     """A reader of answers in their lines (`PinnedVerifier`): its graph file and pin, and the
     log-odds of a right answer for each (field and agent line, bracketed line) pair."""
@@ -181,6 +197,23 @@ def feature_row(answer: ValueAnswer, own: float, other: float | None, reach: flo
 
 
 @dataclass(frozen=True, slots=True)
+class LaterReading:
+    """How an unheld field's answer in a later session is read: from `keep_min` over its bar,
+    from `admit_min` under it, by the head's regression or, where `weights` is given, by one
+    over the five numbers (`FEATURES`)."""
+
+    keep_min: float
+    admit_min: float
+    weights: Matrix | None = None
+    bias: float = 0.0
+
+
+def logistic(row: Sequence[float], weights: Matrix, bias: float) -> float:
+    z = float(np.dot(np.asarray(row, dtype=np.float32), weights)) + bias
+    return float(1.0 / (1.0 + np.exp(-z)))
+
+
+@dataclass(frozen=True, slots=True)
 class ValueFitHead:
     embedder: Embedder
     bank: Bank
@@ -194,15 +227,28 @@ class ValueFitHead:
     held_min: float | None = None
     # Reads each answer in its line (ADR 0239); its log-odds are the sixth number. None: five.
     verifier: Verifier | None = None
-    # (keep_min, admit_min) for an unheld field's answer in a later session (ADR 0242); None:
-    # the same bars as a first session's.
-    later_bars: tuple[float, float] | None = None
+    # How an unheld field's answer in a later session is read (ADRs 0242, 0243); None: as a
+    # first session's.
+    later_reading: LaterReading | None = None
 
-    def bars_of(self, answer: ValueAnswer) -> tuple[float, float]:
-        """The (keep, admit) bars an unheld field's answer is read by."""
-        if answer.later and self.later_bars is not None:
-            return self.later_bars
-        return self.keep_min, self.admit_min
+    def reading_of(self, answer: ValueAnswer) -> tuple[Matrix, float, float, float]:
+        """The regression (weights, bias) and the (keep, admit) bars an unheld field's answer
+        is read by."""
+        later = self.later_reading
+        if not answer.later or later is None:
+            return self.weights, self.bias, self.keep_min, self.admit_min
+        if later.weights is None:
+            return self.weights, self.bias, later.keep_min, later.admit_min
+        return later.weights, later.bias, later.keep_min, later.admit_min
+
+    def reads_verifier(self, answer: ValueAnswer) -> bool:
+        """Whether the answer's reading holds the verifier's number: all but a later session's
+        unheld answer where the later reading has a five-number regression of its own."""
+        if self.verifier is None or not self.knows(answer.field):
+            return False
+        later = self.later_reading
+        five = later is not None and later.weights is not None
+        return not (answer.later and not answer.held and five)
 
     def knows(self, name: str) -> bool:
         return name in self.bank.rows
@@ -228,16 +274,16 @@ class ValueFitHead:
                 if name != a.field and (c := self.bank.closeness(name, unit[a.span])) is not None
             ]
             out.append(feature_row(a, own, max(others) if others else None, self.reach))
-        if self.verifier is not None and known:
-            odds = iter(await asyncio.to_thread(self.verifier.log_odds_sync, pairs_of(known)))
-            for row in out:
-                if row is not None:
+        verified = [a for a in answers if self.reads_verifier(a)]
+        if self.verifier is not None and verified:
+            odds = iter(await asyncio.to_thread(self.verifier.log_odds_sync, pairs_of(verified)))
+            for a, row in zip(answers, out, strict=True):
+                if row is not None and self.reads_verifier(a):
                     row.append(float(next(odds)))
         return out
 
     def probability(self, row: Sequence[float]) -> float:
-        z = float(np.dot(np.asarray(row, dtype=np.float32), self.weights)) + self.bias
-        return float(1.0 / (1.0 + np.exp(-z)))
+        return logistic(row, self.weights, self.bias)
 
     async def kept(self, answers: Sequence[ValueAnswer]) -> list[bool]:
         """Whether each answer is kept: over its bar unless the head doubts it, under it (by
@@ -252,17 +298,18 @@ class ValueFitHead:
             elif a.held:
                 out.append(self.held_min is None or self.probability(row) >= self.held_min)
             else:
-                keep, admit = self.bars_of(a)
+                weights, bias, keep, admit = self.reading_of(a)
+                p = logistic(row, weights, bias)
                 if a.over_bar >= 0:
-                    out.append(self.probability(row) >= keep)
+                    out.append(p >= keep)
                 else:
-                    out.append(a.over_bar >= -self.reach and self.probability(row) >= admit)
+                    out.append(a.over_bar >= -self.reach and p >= admit)
         return out
 
     def save(self, path: Path) -> str:
         """Writes the file, naming its verifier's graph and pinning it (the graph copied beside
-        the file when it is elsewhere), and a later session's bars where it has them; returns
-        the file's SHA-256, to pin."""
+        the file when it is elsewhere), and its later reading where it has one; returns the
+        file's SHA-256, to pin."""
         optional: dict[str, npt.NDArray[np.generic]] = {}
         if self.verifier is not None:
             graph = self.verifier.path
@@ -270,8 +317,11 @@ class ValueFitHead:
                 shutil.copyfile(graph, path.parent / graph.name)
             optional["verifier_file"] = np.array(graph.name)
             optional["verifier_sha256"] = np.array(self.verifier.sha256)
-        if self.later_bars is not None:
-            optional["later_bars"] = np.array(self.later_bars, dtype=np.float64)
+        if (later := self.later_reading) is not None:
+            optional["later_bars"] = np.array([later.keep_min, later.admit_min])
+            if later.weights is not None:
+                optional["later_w"] = later.weights.astype(np.float32)
+                optional["later_b"] = np.array(later.bias, dtype=np.float32)
         arrays: dict[str, npt.NDArray[np.generic]] = {
             "model_id": np.array(self.embedder.model_id),
             "features": np.array(VERIFIED_FEATURES if self.verifier is not None else FEATURES),
@@ -303,12 +353,7 @@ class ValueFitHead:
             verifier = None
             if features == VERIFIED_FEATURES:
                 verifier = verifier_beside(path, z)
-            later_bars = None
-            if "later_bars" in z.files:
-                bars = z["later_bars"]
-                if bars.shape != (2,):
-                    raise ValueFitIntegrityError("the value-fit head's later bars are not a pair")
-                later_bars = (float(bars[0]), float(bars[1]))
+            later_reading = later_reading_of(z)
             bank = Bank.from_arrays(
                 [str(f) for f in z["fields"]], z["counts"], z["bank"], z["scales"]
             )
@@ -321,7 +366,7 @@ class ValueFitHead:
                 float(z["admit_min"]),
                 float(z["reach"]),
                 verifier=verifier,
-                later_bars=later_bars,
+                later_reading=later_reading,
             )
 
     @classmethod

@@ -1,7 +1,10 @@
 """`python -m factledger.bench.judgement.value_fit_later --head FILE [--head-sha256 HEX]
---fit-dev DIR ... --out FILE [--lift L]`: a fitted value-fit head (`value_fit --out`) with bars
-of its own for a later session's answers (ADR 0242), chosen on the answers they judge; its
-regression, bank, verifier and first sessions' bars unchanged.
+--out FILE (--fit-dev DIR ... [--lift L] | --as-packaged)`: a fitted value-fit head (`value_fit
+--out`) with a later session's answers read its own way (`LaterReading`); its regression,
+bank, verifier and first sessions' bars unchanged. Either bars of their own (ADR 0242), chosen
+on the answers they judge, or the packaged head's reading, its five weights and its bars (ADR
+0243: a later session read as the product reads it, the new reading kept to first sessions;
+the head's bank must be the packaged head's, so that the five numbers are the same).
 
 In a later session the product asks the head only about the fields the subject holds nothing
 of; there an answer is often a change of a value the product missed before, said against the
@@ -38,7 +41,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     PACKAGED_QA_READER_SHA256,
     QaFieldReader,
 )
-from factledger.adapters.judgement.value_fit import ValueFitHead
+from factledger.adapters.judgement.value_fit import LaterReading, ValueFitHead
 from factledger.application.memory.ports import Embedder
 from factledger.bench.judgement.value_fit import (
     READ_FROM,
@@ -97,6 +100,20 @@ def later_bars(
     return (keep, admit), report
 
 
+def as_packaged(head: ValueFitHead, packaged: ValueFitHead) -> LaterReading:
+    """The packaged head's reading, for a head whose five numbers are the packaged head's (its
+    encoder, bank and reach); anything else stops the fit."""
+    same_bank = all(
+        np.array_equal(a, b)
+        for a, b in zip(head.bank.arrays().values(), packaged.bank.arrays().values(), strict=True)
+    )
+    if head.embedder.model_id != packaged.embedder.model_id or not same_bank:
+        raise SystemExit("the head's bank or encoder is not the packaged head's")
+    if head.reach != packaged.reach:
+        raise SystemExit("the head's reach is not the packaged head's")
+    return LaterReading(packaged.keep_min, packaged.admit_min, packaged.weights, packaged.bias)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m factledger.bench.judgement.value_fit_later")
     parser.add_argument("--head", type=Path, required=True, help="a fitted value-fit file")
@@ -105,9 +122,15 @@ def main(argv: list[str] | None = None) -> None:
         "--fit-dev",
         type=Path,
         action="append",
-        required=True,
+        default=[],
         help="a blind set's dev half whose later sessions' answers choose the bars (a held-out "
         "half is refused)",
+    )
+    parser.add_argument(
+        "--as-packaged",
+        action="store_true",
+        help="read a later session as the packaged head does, its five weights and its bars "
+        "(ADR 0243), in place of bars chosen on --fit-dev",
     )
     parser.add_argument("--out", type=Path, required=True, help="the file to write")
     parser.add_argument(
@@ -117,16 +140,24 @@ def main(argv: list[str] | None = None) -> None:
         help="the precision the bars must add to the packaged head's on the same answers",
     )
     args = parser.parse_args(argv)
+    if bool(args.fit_dev) == args.as_packaged:
+        parser.error("--fit-dev or --as-packaged: one of them")
     dev_halves(args.fit_dev)  # a held-out half stops the fit before any model loads
     embedder = UseMultilingualEmbedder()
     head = ValueFitHead.load(args.head, args.head_sha256, embedder)
+    if args.as_packaged:
+        reading = as_packaged(head, ValueFitHead.packaged(embedder))
+        sha256 = replace(head, later_reading=reading).save(args.out)
+        sys.stdout.write(json.dumps({"later reading": "the packaged head's", "sha256": sha256}))
+        sys.stdout.write("\n")
+        return
     reader = QaFieldReader.load(PACKAGED_QA_READER, PACKAGED_QA_READER_SHA256, READ_FROM)
     every, labelled = dev_answers(reader, args.fit_dev, every_session=True)
     if head.verifier is not None:
         every = [m for m in every if fold_of(m.case_id) == 0]
     later = later_unheld(every)
     bars, report = later_bars(head, later, labelled, embedder, args.lift)
-    sha256 = replace(head, later_bars=bars).save(args.out)
+    sha256 = replace(head, later_reading=LaterReading(*bars)).save(args.out)
     result = {"dev halves": len(args.fit_dev), "later_bars": bars, **report, "sha256": sha256}
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 

@@ -1,16 +1,20 @@
-"""ADR 0242's later bars in the lab: they are chosen on the answers of a case's later sessions
-to the fields none of its earlier answers read over its bar, the ones the product would ask
-the head about there. Marks made up for the test."""
+"""A later session's reading in the lab: ADR 0242's bars are chosen on the answers of a case's
+later sessions to the fields none of its earlier answers read over its bar, the ones the
+product would ask the head about there; ADR 0243's is the packaged head's, taken only over the
+same five numbers. Marks and banks made up for the test."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from factledger.adapters.judgement.value_fit import ValueAnswer
+from factledger.adapters.judgement.value_fit import Bank, ValueAnswer, ValueFitHead
 from factledger.bench.judgement.value_fit import Marked
-from factledger.bench.judgement.value_fit_later import later_unheld, main
+from factledger.bench.judgement.value_fit_later import as_packaged, later_unheld, main
 
 
 def _marked(case: str, session: int, name: str, over: float) -> Marked:
@@ -48,3 +52,47 @@ def test_a_held_out_half_stops_the_fit_before_anything_loads(tmp_path: Path) -> 
 
     with pytest.raises(SystemExit, match="never read"):
         main([*argv, "--out", str(tmp_path / "out.npz")])
+
+
+@dataclass
+class NamedEmbedder:
+    model_id: str = "axes-2"
+    dimension: int = 2
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+
+def _head(bank: Bank, weights: list[float], model_id: str = "axes-2") -> ValueFitHead:
+    w = np.array(weights, dtype=np.float32)
+    return ValueFitHead(NamedEmbedder(model_id), bank, w, -1.0, 0.7, 0.7, 3.0)
+
+
+def test_a_later_reading_as_packaged_is_the_packaged_heads_over_the_same_numbers() -> None:
+    bank = Bank.of({"plan": np.eye(2, dtype=np.float32)})
+    packaged = _head(bank, [0.2, 1.1, 4.4, 0.4, 0.6])
+    head = replace(_head(bank, [0.1, -1.0, 4.8, 0.7, 0.5, 0.6]), keep_min=0.6, admit_min=0.65)
+
+    reading = as_packaged(head, packaged)
+
+    assert (reading.keep_min, reading.admit_min, reading.bias) == (0.7, 0.7, -1.0)
+    assert reading.weights is not None
+    assert reading.weights.tolist() == packaged.weights.tolist()
+    other_bank = Bank.of({"plan": np.ones((2, 2), dtype=np.float32)})
+    with pytest.raises(SystemExit, match="bank or encoder"):
+        as_packaged(replace(head, bank=other_bank), packaged)
+    with pytest.raises(SystemExit, match="bank or encoder"):
+        as_packaged(_head(bank, [0.0] * 5, model_id="another"), packaged)
+    with pytest.raises(SystemExit, match="reach"):
+        as_packaged(replace(head, reach=2.0), packaged)
+
+
+def test_bars_are_chosen_on_dev_halves_or_read_as_packaged_never_both(tmp_path: Path) -> None:
+    argv = ["--head", str(tmp_path / "missing.npz"), "--out", str(tmp_path / "out.npz")]
+
+    with pytest.raises(SystemExit) as neither:
+        main(argv)
+    with pytest.raises(SystemExit) as both:
+        main([*argv, "--as-packaged", "--fit-dev", str(tmp_path / "blind9" / "dev")])
+
+    assert neither.value.code == both.value.code == 2  # the parser's refusal, before any load

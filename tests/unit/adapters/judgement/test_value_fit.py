@@ -3,8 +3,9 @@ answer over its bar is kept unless the head doubts it is the kind of words its f
 one under its bar only where the head is sure and never further under than the file's reach;
 a field the bank does not know is read by its bar alone; a held field's answers are read at
 the head's held bar, or pass as read where it has none; a later session's unheld answers are
-read by the file's later bars where it has them (ADR 0242). The values below were written for
-this test."""
+read by the file's later reading where it has one: bars of its own (ADR 0242) and a
+five-number regression of its own, which reads no verifier (ADR 0243). The values below were
+written for this test."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from factledger.adapters.judgement.value_fit import (
     PACKAGED_VALUE_FIT_SHA256,
     VERIFIED_FEATURES,
     Bank,
+    LaterReading,
     ValueAnswer,
     ValueFitHead,
     ValueFitIntegrityError,
@@ -126,8 +128,8 @@ async def test_a_held_fields_answer_is_read_at_the_held_bar_or_passes_without_on
 
 async def test_a_later_sessions_unheld_answer_is_read_by_the_later_bars_where_there_are() -> None:
     head = _head(AxisEmbedder())  # "Amex" as a payment method reads 0.88, "latex" 0.0025
-    strict = replace(head, later_bars=(0.95, 0.95))
-    loose = replace(head, later_bars=(0.0, 0.0))
+    strict = replace(head, later_reading=LaterReading(0.95, 0.95))
+    loose = replace(head, later_reading=LaterReading(0.0, 0.0))
     answers = [
         _answer("payment_method", "Amex", 2.0, later=True),
         _answer("payment_method", "latex", -1.0, later=True),
@@ -144,7 +146,7 @@ async def test_a_later_sessions_unheld_answer_is_read_by_the_later_bars_where_th
 
 
 async def test_where_the_subject_holds_any_field_the_session_is_a_later_one() -> None:
-    head = replace(_head(AxisEmbedder()), later_bars=(0.95, 0.95))
+    head = replace(_head(AxisEmbedder()), later_reading=LaterReading(0.95, 0.95))
     amex = FieldStatement(7, "Amex", "payment_method", 6.0)
     fields = ["payment_method", "allergies", "diet"]
 
@@ -208,20 +210,36 @@ def _packaged_model() -> str:
 READER = QaFieldReader(b"", floor=5.5, list_floor=6.0, held_floor=4.5)
 
 
-def test_a_file_keeps_its_later_bars_and_refuses_any_but_a_pair(tmp_path: Path) -> None:
+def test_a_file_keeps_its_later_reading_and_refuses_a_malformed_one(tmp_path: Path) -> None:
     embedder = AxisEmbedder()
     path = tmp_path / "value-fit.npz"
-    sha256 = replace(_head(embedder), later_bars=(0.45, 0.55)).save(path)
+    five = np.arange(len(FEATURES), dtype=np.float32)
+    sha256 = replace(_head(embedder), later_reading=LaterReading(0.45, 0.55, five, -1.5)).save(path)
+    bars = tmp_path / "bars.npz"
+    bars_sha256 = replace(_head(embedder), later_reading=LaterReading(0.45, 0.55)).save(bars)
 
-    assert ValueFitHead.load(path, sha256, embedder).later_bars == (0.45, 0.55)
+    loaded = ValueFitHead.load(path, sha256, embedder).later_reading
+    assert loaded is not None
+    assert loaded.weights is not None
+    assert (loaded.keep_min, loaded.admit_min, loaded.bias) == (0.45, 0.55, -1.5)
+    assert loaded.weights.tolist() == five.tolist()
+    assert ValueFitHead.load(bars, bars_sha256, embedder).later_reading == LaterReading(0.45, 0.55)
     without = tmp_path / "without.npz"
-    assert ValueFitHead.load(without, _head(embedder).save(without), embedder).later_bars is None
+    assert ValueFitHead.load(without, _head(embedder).save(without), embedder).later_reading is None
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
     three = tmp_path / "three.npz"
     np.savez_compressed(three, **(arrays | {"later_bars": np.array([0.4, 0.5, 0.6])}))
     with pytest.raises(ValueFitIntegrityError, match="later bars are not a pair"):
         ValueFitHead.load(three, None, embedder)
+    six = tmp_path / "six.npz"
+    np.savez_compressed(six, **(arrays | {"later_w": np.zeros(6, dtype=np.float32)}))
+    with pytest.raises(ValueFitIntegrityError, match="later regression is not five numbers"):
+        ValueFitHead.load(six, None, embedder)
+    unbiased = tmp_path / "unbiased.npz"
+    np.savez_compressed(unbiased, **{k: v for k, v in arrays.items() if k != "later_b"})
+    with pytest.raises(ValueFitIntegrityError, match="later regression is not five numbers"):
+        ValueFitHead.load(unbiased, None, embedder)
 
 
 async def test_the_unheld_fields_answers_are_judged_a_held_fields_pass_as_read() -> None:
@@ -334,6 +352,30 @@ async def test_a_verifier_reads_each_answer_in_its_line_as_a_sixth_number() -> N
     assert rows[0] is not None
     assert rows[0][-1] == pytest.approx(np.log(999.0))
     assert await _head(AxisEmbedder()).kept([_answer("payment_method", "Amex", 1.0)]) == [True]
+
+
+async def test_a_later_reading_of_five_numbers_reads_a_later_answer_without_the_verifier() -> None:
+    verifier = ReadingVerifier()
+    # The later regression reads only closeness to the field's own values (0.0025 for "latex"
+    # as a payment method, 0.98 for "Amex"), whatever the line says.
+    five = np.zeros(len(FEATURES), dtype=np.float32)
+    five[FEATURES.index("own")] = 8.0
+    later = LaterReading(0.5, 0.5, five, -4.0)
+    head = replace(_verified_head(AxisEmbedder(), verifier), later_reading=later)
+    brother = "My brother pays with his Amex."
+    answers = [
+        _answer("payment_method", "Amex", 1.0, line=brother, later=True),  # read by the five
+        _answer("payment_method", "Amex", 1.0, line=brother),  # a first session: the verifier
+        _answer("allergies", "latex", 1.0, line="I'm allergic to latex.", later=True, held=True),
+    ]
+
+    assert await head.kept(answers) == [True, False, True]
+    assert verifier.read == [
+        ("payment method", "My brother pays with his [Amex]."),
+        ("allergies", "I'm allergic to [latex]."),
+    ]
+    rows = await head.features(answers)
+    assert [len(r) for r in rows if r is not None] == [5, 6, 6]
 
 
 async def test_a_field_the_bank_never_saw_is_not_read_by_the_verifier() -> None:
