@@ -1,8 +1,10 @@
 """Where a dev half's precision goes: each proposal that matches no expected one, by class.
 
-`python -m factledger.bench.evalsets.wrong_proposals <dev dirs> [--detail FILE]` plays the
-cases as the scorer plays them (the learned extractor and judgement, the bare schema) and
-sorts every proposal the scorer counts wrong under the first class that holds:
+`python -m factledger.bench.evalsets.wrong_proposals <dev dirs> [--detail FILE] [--value-fit
+on|off | --value-fit-file FILE --value-fit-sha256 HEX]` plays the cases as the scorer plays
+them (the learned extractor and judgement, the bare schema; a value-fit file of the lab's in
+place of the packaged one) and sorts every proposal the scorer counts wrong under the first
+class that holds:
 
 - `not_proposed:<why>`: its value holds the keywords of an item the writer marked not to be
   proposed in that session (a third party's fact, a negation, small talk...);
@@ -31,6 +33,7 @@ from typing import Any
 
 from factledger.api.log_setup import configure_logging
 from factledger.bench.evalsets.cases import Case, load_cases
+from factledger.bench.evalsets.reader_file import add_value_fit_file_options, value_fit_file_of
 from factledger.bench.evalsets.run import CaseRun, run_cases
 from factledger.bench.evalsets.score import holds_all, match_expected, value_proposals
 from factledger.bench.proposal_eval import Made
@@ -100,14 +103,19 @@ def wrong_proposals(run: CaseRun) -> list[Wrong]:
     ]
 
 
-async def half_wrong(directory: Path, value_fit: bool | None = None) -> tuple[int, list[Wrong]]:
+async def half_wrong(
+    directory: Path, value_fit: bool | None = None, value_fit_file: tuple[Path, str] | None = None
+) -> tuple[int, list[Wrong]]:
     """How many proposals a dev half's cases made, and the wrong ones (`value_fit`: the
-    value-fit head on or off, ADR 0211; None: the product's default)."""
+    value-fit head on or off, ADR 0211; None: the product's default; `value_fit_file`: a lab
+    file and its pin read in place of the packaged one)."""
     if "heldout" in directory.parts:
         raise SystemExit("wrong_proposals reads the cases: dev halves only")
     extractor: dict[str, Any] = {"kind": "learned"}
     if value_fit is not None:
         extractor["value_fit"] = "learned" if value_fit else "none"
+    if value_fit_file is not None:
+        extractor["value_fit_path"], extractor["value_fit_sha256"] = value_fit_file
     runs = await run_cases(load_cases(directory), extractor=extractor)
     made = sum(len(value_proposals(r.made)) for r in runs)
     return made, [w for run in runs for w in wrong_proposals(run)]
@@ -122,13 +130,17 @@ def main(argv: list[str] | None = None) -> None:
         choices=("on", "off"),
         help="the value-fit head (ADR 0211; default: the product's default)",
     )
+    add_value_fit_file_options(parser)
     args = parser.parse_args(argv)
     value_fit = None if args.value_fit is None else args.value_fit == "on"
+    value_fit_file = value_fit_file_of(args, parser)
+    if value_fit_file is not None and value_fit is False:
+        parser.error("--value-fit-file: not with --value-fit off")
     configure_logging(json_lines=False, level="WARNING")
     results: list[dict[str, Any]] = []
     detail: list[dict[str, Any]] = []
     for directory in args.sets:
-        made, wrong = asyncio.run(half_wrong(directory, value_fit))
+        made, wrong = asyncio.run(half_wrong(directory, value_fit, value_fit_file))
         kinds = Counter(w.kind.split(":")[0] for w in wrong)
         results.append(
             {"set": str(directory), "made": made, "wrong": len(wrong), "kinds": dict(kinds)}

@@ -10,7 +10,12 @@ import pytest
 
 from factledger.bench.evalsets.cases import Case, parse_cases
 from factledger.bench.evalsets.run import CaseRun
-from factledger.bench.evalsets.wrong_proposals import half_wrong, wrong_kind, wrong_proposals
+from factledger.bench.evalsets.wrong_proposals import (
+    half_wrong,
+    main,
+    wrong_kind,
+    wrong_proposals,
+)
 from factledger.bench.proposal_eval import Made
 from factledger.domain.provenance import Operation
 from factledger.domain.said_lines import SAID_LINES
@@ -77,3 +82,15 @@ def test_requests_to_forget_removals_and_said_lines_requests_are_never_wrong_pro
 async def test_a_held_out_half_is_never_read(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="dev halves only"):
         await half_wrong(tmp_path / "blind9" / "heldout")
+
+
+def test_a_value_fit_file_needs_its_pin_and_the_head_on(tmp_path: Path) -> None:
+    dev = str(tmp_path / "blind9" / "dev")
+    unpinned = [dev, "--value-fit-file", str(tmp_path / "value-fit.npz")]
+
+    with pytest.raises(SystemExit) as without_pin:
+        main(unpinned)
+    with pytest.raises(SystemExit) as head_off:
+        main([*unpinned, "--value-fit-sha256", "0" * 64, "--value-fit", "off"])
+
+    assert without_pin.value.code == head_off.value.code == 2  # refused before any case is read
