@@ -145,21 +145,6 @@ class Bank:
         return cls(rows)
 
 
-def later_reading_of(z: NpzFile) -> LaterReading | None:
-    """A file's later reading: its bars, and its five weights where it has them."""
-    if "later_bars" not in z.files:
-        return None
-    bars = z["later_bars"]
-    if bars.shape != (2,):
-        raise ValueFitIntegrityError("the value-fit head's later bars are not a pair")
-    if "later_w" not in z.files:
-        return LaterReading(float(bars[0]), float(bars[1]))
-    weights = z["later_w"].astype(np.float32)
-    if weights.shape != (len(FEATURES),) or "later_b" not in z.files:
-        raise ValueFitIntegrityError("the value-fit head's later regression is not five numbers")
-    return LaterReading(float(bars[0]), float(bars[1]), weights, float(z["later_b"]))
-
-
 class Verifier(Protocol):
     """A reader of answers in their lines (`PinnedVerifier`): its graph file and pin, and the
     log-odds of a right answer for each (field and agent line, bracketed line) pair."""
@@ -206,6 +191,21 @@ class LaterReading:
     admit_min: float
     weights: Matrix | None = None
     bias: float = 0.0
+
+
+def later_reading_of(z: NpzFile) -> LaterReading | None:
+    """A file's later reading: its bars, and its five weights where it has them."""
+    if "later_bars" not in z.files:
+        return None
+    bars = z["later_bars"]
+    if bars.shape != (2,):
+        raise ValueFitIntegrityError("the value-fit head's later bars are not a pair")
+    if "later_w" not in z.files:
+        return LaterReading(float(bars[0]), float(bars[1]))
+    weights = z["later_w"].astype(np.float32)
+    if weights.shape != (len(FEATURES),) or "later_b" not in z.files:
+        raise ValueFitIntegrityError("the value-fit head's later regression is not five numbers")
+    return LaterReading(float(bars[0]), float(bars[1]), weights, float(z["later_b"]))
 
 
 def logistic(row: Sequence[float], weights: Matrix, bias: float) -> float:
@@ -287,9 +287,9 @@ class ValueFitHead:
 
     async def kept(self, answers: Sequence[ValueAnswer]) -> list[bool]:
         """Whether each answer is kept: over its bar unless the head doubts it, under it (by
-        at most `reach`) only where the head is sure, by a later session's bars there; a held
-        field's from `held_min`; a field the bank does not know, by its bar alone (a held
-        one's, as read)."""
+        at most `reach`) only where the head is sure, by its later reading in a later session;
+        a held field's from `held_min`; a field the bank does not know, by its bar alone (a
+        held one's, as read)."""
         rows = await self.features(answers)
         out = []
         for a, row in zip(answers, rows, strict=True):

@@ -6,8 +6,8 @@ unless the head doubts it is the kind of words the field holds, one under its ba
 the head is sure it is. A held field is where an update is said, and its bars (the held
 floor, the pair head's) were chosen on their own: its answers pass as read, unless the head
 has a held bar of its own (ADR 0231: a deployment's setting; none by default). Where the
-subject holds any field, the session is a later one, which a head may hold bars of its own for
-(ADR 0242).
+subject holds any field, the session is a later one, which a head may read its own way (ADRs
+0242, 0243).
 """
 
 from __future__ import annotations
