@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from factledger.adapters.judgement.value_fit import Bank, ValueAnswer, ValueFitHead
+from factledger.bench.judgement import value_fit_later
 from factledger.bench.judgement.value_fit import Marked
-from factledger.bench.judgement.value_fit_later import as_packaged, later_unheld, main
+from factledger.bench.judgement.value_fit_later import as_packaged, later_bars, later_unheld, main
 
 
 def _marked(case: str, session: int, name: str, over: float) -> Marked:
@@ -96,3 +97,42 @@ def test_bars_are_chosen_on_dev_halves_or_read_as_packaged_never_both(tmp_path: 
         main([*argv, "--as-packaged", "--fit-dev", str(tmp_path / "blind9" / "dev")])
 
     assert neither.value.code == both.value.code == 2  # the parser's refusal, before any load
+
+
+def test_later_bars_keep_the_most_right_answers_at_the_packaged_heads_precision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bank = Bank.of({"plan": np.eye(2, dtype=np.float32)})
+    # The head reads only how far over its bar an answer is: 0.88, 0.82, 0.62, 0.55, 0.38, 0.12.
+    head = _head(bank, [1.0, 0.0, 0.0, 0.0, 0.0])
+    head = replace(head, bias=0.0)
+    overs_right = [(2.0, True), (1.5, True), (0.5, False), (0.2, True), (-0.5, True), (-2.0, False)]
+    later = [
+        Marked(
+            f"c{n}", ValueAnswer("plan", "Pro", over, False, ()), right, (n,) if right else (), 1
+        )
+        for n, (over, right) in enumerate(overs_right)
+    ]
+    # The packaged head keeps every answer over its bar and none under it: 3 right of 4.
+    shipped = np.array([0.9 if over >= 0 else 0.1 for over, _ in overs_right])
+    monkeypatch.setattr(
+        value_fit_later, "packaged_reading", lambda marked, embedder: (head, None, None, shipped)
+    )
+
+    (keep, admit), report = later_bars(head, later, 4, NamedEmbedder(), lift=0.0)
+
+    chosen = report["chosen"]
+    assert isinstance(chosen, dict)
+    assert (chosen["made"], chosen["right"]) == (4, 3)  # no pair keeps more right at 0.75
+    assert keep <= 0.55  # every answer over its bar
+    assert admit > 0.38  # none under it: the admit grid starts at 0.5
+    assert report["the packaged head"] == {
+        "made": 4,
+        "right": 3,
+        "precision": 0.75,
+        "labelled found": 3,
+        "recall": 0.75,
+    }
+    first = report["the first sessions' bars"]
+    assert isinstance(first, dict)
+    assert (first["made"], first["right"]) == (2, 2)  # the head's own 0.7: 0.88 and 0.82
