@@ -69,6 +69,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J16", _both(42)),
     Judge("J17", _both(43)),
     Judge("J18", _both(44)),
+    Judge("J19", _both(45)),
 )
 
 
