@@ -1,8 +1,9 @@
 """`python -m factledger.bench.judgement.value_fit_later --head FILE [--head-sha256 HEX]
---out FILE (--fit-dev DIR ... [--lift L] | --as-packaged)`: a fitted value-fit head (`value_fit
---out`) with a later session's answers read its own way (`LaterReading`); its regression,
-bank, verifier and first sessions' bars unchanged. Either bars of their own (ADR 0242), chosen
-on the answers they judge, or the packaged head's reading, its five weights and its bars (ADR
+--out FILE (--fit-dev DIR ... [--lift L] | --as-packaged) [--first-bars KEEP ADMIT]`: a fitted
+value-fit head (`value_fit --out`) with a later session's answers read its own way
+(`LaterReading`); its regression, bank and verifier unchanged, and its first sessions' bars
+too unless `--first-bars` sets them (ADR 0244). Either bars of their own (ADR 0242), chosen on
+the answers they judge, or the packaged head's reading, its five weights and its bars (ADR
 0243: a later session read as the product reads it, the new reading kept to first sessions;
 the head's bank must be the packaged head's, so that the five numbers are the same).
 
@@ -132,6 +133,14 @@ def main(argv: list[str] | None = None) -> None:
         help="read a later session as the packaged head does, its five weights and its bars "
         "(ADR 0243), in place of bars chosen on --fit-dev",
     )
+    parser.add_argument(
+        "--first-bars",
+        type=float,
+        nargs=2,
+        metavar=("KEEP", "ADMIT"),
+        help="the head's first sessions' bars in place of its own (ADR 0244; the admit bar "
+        "never under the keep bar)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the file to write")
     parser.add_argument(
         "--lift",
@@ -142,9 +151,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if bool(args.fit_dev) == args.as_packaged:
         parser.error("--fit-dev or --as-packaged: one of them")
+    if args.first_bars is not None and not 0 <= args.first_bars[0] <= args.first_bars[1] <= 1.01:
+        parser.error("--first-bars: 0 <= KEEP <= ADMIT <= 1.01")
     dev_halves(args.fit_dev)  # a held-out half stops the fit before any model loads
     embedder = UseMultilingualEmbedder()
     head = ValueFitHead.load(args.head, args.head_sha256, embedder)
+    if args.first_bars is not None:
+        head = replace(head, keep_min=args.first_bars[0], admit_min=args.first_bars[1])
     if args.as_packaged:
         reading = as_packaged(head, ValueFitHead.packaged(embedder))
         sha256 = replace(head, later_reading=reading).save(args.out)

@@ -136,3 +136,14 @@ def test_later_bars_keep_the_most_right_answers_at_the_packaged_heads_precision(
     first = report["the first sessions' bars"]
     assert isinstance(first, dict)
     assert (first["made"], first["right"]) == (2, 2)  # the head's own 0.7: 0.88 and 0.82
+
+
+def test_first_bars_are_refused_unless_admit_is_at_least_keep(tmp_path: Path) -> None:
+    argv = ["--head", str(tmp_path / "missing.npz"), "--out", str(tmp_path / "out.npz")]
+
+    with pytest.raises(SystemExit) as admit_under_keep:
+        main([*argv, "--as-packaged", "--first-bars", "0.7", "0.6"])
+    with pytest.raises(SystemExit) as over_one:
+        main([*argv, "--as-packaged", "--first-bars", "0.7", "1.2"])
+
+    assert admit_under_keep.value.code == over_one.value.code == 2  # before any load
