@@ -274,11 +274,12 @@ class ValueFitHead:
                 if name != a.field and (c := self.bank.closeness(name, unit[a.span])) is not None
             ]
             out.append(feature_row(a, own, max(others) if others else None, self.reach))
-        verified = [a for a in answers if self.reads_verifier(a)]
+        reads = [self.reads_verifier(a) for a in answers]
+        verified = [a for a, read in zip(answers, reads, strict=True) if read]
         if self.verifier is not None and verified:
             odds = iter(await asyncio.to_thread(self.verifier.log_odds_sync, pairs_of(verified)))
-            for a, row in zip(answers, out, strict=True):
-                if row is not None and self.reads_verifier(a):
+            for read, row in zip(reads, out, strict=True):
+                if read and row is not None:
                     row.append(float(next(odds)))
         return out
 
