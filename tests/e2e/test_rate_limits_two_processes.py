@@ -101,10 +101,12 @@ def assert_rate_held_in_total(base_urls: list[str], data_dir: Path) -> None:
     limited = sum(n for (_, status), n in statuses.items() if status == 429)
     assert admitted + limited == sum(statuses.values()), statuses  # nothing else answered
     allowance = BURST + PER_S * window_s
-    # Every process was hammered past the limit, and each admitted some of the allowance.
+    # Every process was hammered past the limit. Which of them admits the allowance is not
+    # promised: the shared bucket's tokens go to whichever asks first once they refill, so a
+    # process answering faster may take them all (one CI run: 73 admitted by one, none by the
+    # other, which answered a third as many requests).
     for url in base_urls:
         assert statuses[url, 429] > 0, statuses
-        assert statuses[url, 200] > 0, statuses
     assert admitted >= BURST, statuses
     # Per-process counting admits about 2 x allowance; a shared count stays near 1 x, plus
     # what a process admits alone while the store is slow to answer (its own full bucket and
