@@ -182,6 +182,7 @@ async def score_directory(
         "sessions": sum(len(c.sessions) for c in cases),
         "seconds": round(elapsed, 1),
         "cases": scores.as_dict(),
+        "per_case": scores.per_case(),
     }
     if answers:
         result["answers"] = score_answers(answers, await answer_labels(judge, answers)).as_dict()

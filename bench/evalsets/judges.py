@@ -10,7 +10,8 @@ for the candidates that came after it (J3 on). A rule names the judges it reads 
 them is scored; `run` scores each with the learned extractor and judgement (and the scorer
 options given after `--`), `OMP_NUM_THREADS=1`, `--jobs` at a time, into `OUT/<judge>.json`;
 `compare` pools each judge's halves and prints the two runs side by side as a Markdown table,
-a pooled row last.
+a pooled row last; `noise BASE CANDIDATE` reads each judge's changes against its own cases'
+noise (`judge_noise`: a paired bootstrap, Holm over every judge's losses).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from factledger.bench.evalsets.judge_noise import ALPHA, RESAMPLES, SEED, judge_noise, table
 
 EVALSETS = Path(__file__).parent
 
@@ -182,6 +185,26 @@ def compare(base: Path, candidate: Path, judges: Sequence[Judge] = JUDGES) -> st
     return "\n".join(lines) + "\n"
 
 
+def noise(
+    base: Path,
+    candidate: Path,
+    judges: Sequence[Judge] = JUDGES,
+    resamples: int = RESAMPLES,
+    alpha: float = ALPHA,
+    seed: int = SEED,
+) -> str:
+    """Each judge scored in both runs, its changes read against its cases' noise."""
+    runs = {}
+    for judge in judges:
+        paths = [run_dir / f"{judge.name}.json" for run_dir in (base, candidate)]
+        if all(p.exists() for p in paths):
+            b, c = (json.loads(p.read_text(encoding="utf-8")) for p in paths)
+            runs[judge.name] = (b, c)
+    if not runs:
+        raise ValueError(f"no judge was scored in both {base} and {candidate}")
+    return table(judge_noise(runs, resamples, alpha, seed))
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     options: list[str] = []
@@ -197,15 +220,25 @@ def main(argv: list[str] | None = None) -> None:
     side = commands.add_parser("compare", help="two runs' figures, judge by judge")
     side.add_argument("base", type=Path)
     side.add_argument("candidate", type=Path)
+    noisy = commands.add_parser("noise", help="each judge's changes against its cases' noise")
+    noisy.add_argument("base", type=Path)
+    noisy.add_argument("candidate", type=Path)
+    noisy.add_argument("--resamples", type=int, default=RESAMPLES)
+    noisy.add_argument("--alpha", type=float, default=ALPHA, help="family-wise, over the judges")
+    noisy.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     if args.command == "run":
         chosen = [j for j in JUDGES if args.only is None or j.name in args.only]
         if not chosen:
             parser.error(f"--only: no judge of {', '.join(j.name for j in JUDGES)}")
         run(args.out, options, chosen, args.jobs)
+    elif options:
+        parser.error(f"{args.command} takes no scorer options")
+    elif args.command == "noise":
+        sys.stdout.write(
+            noise(args.base, args.candidate, JUDGES, args.resamples, args.alpha, args.seed)
+        )
     else:
-        if options:
-            parser.error("compare takes no scorer options")
         sys.stdout.write(compare(args.base, args.candidate))
 
 

@@ -428,9 +428,20 @@ def _outdated_by_writer(case: Case, removal: Made) -> bool:
 @dataclass(slots=True)
 class Scores:
     domains: dict[str, Tally] = field(default_factory=dict)
+    # Each case's own counts, by `writer/id`: what a paired resampling of a judge's cases
+    # reads (`judge_noise`).
+    by_case: dict[str, Tally] = field(default_factory=dict)
 
     def add(self, case: Case, tally: Tally) -> None:
         self.domains.setdefault(case.domain, Tally()).add(tally)
+        self.by_case.setdefault(f"{case.writer}/{case.id}", Tally()).add(tally)
+
+    def per_case(self) -> dict[str, dict[str, int]]:
+        """Every case's counts (the tally's own, no ratios), by `writer/id`."""
+        return {
+            key: {name: getattr(tally, name) for name in Tally.__slots__}
+            for key, tally in self.by_case.items()
+        }
 
     def as_dict(self) -> dict[str, dict[str, float | int]]:
         total = Tally()
