@@ -73,6 +73,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J17", _both(43)),
     Judge("J18", _both(44)),
     Judge("J19", _both(45)),
+    Judge("J20", _both(46)),
 )
 
 
