@@ -22,6 +22,7 @@ cannot load, gets `ModelUnavailableError` (the sync holds the item and tries aga
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,9 +108,13 @@ class PinnedVerifier:
         return self._loading.result().log_odds_sync(pairs)
 
 
+CLIP = 1e-4  # a sure reading is no surer than this either side
+LOG_ODDS_BOUND = math.log((1 - CLIP) / CLIP)  # the most a verifier's log-odds may say, either way
+
+
 def log_odds(yes: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """The log-odds of probabilities, clipped at 1e-4 either side (what the value-fit head
-    reads: a sure reading is no surer than that)."""
-    p = np.clip(yes, 1e-4, 1 - 1e-4)
+    """The log-odds of probabilities, clipped at `CLIP` either side (what the value-fit head
+    reads: within `LOG_ODDS_BOUND` of even)."""
+    p = np.clip(yes, CLIP, 1 - CLIP)
     out: npt.NDArray[np.float64] = np.log(p / (1 - p))
     return out

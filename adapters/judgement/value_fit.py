@@ -38,6 +38,7 @@ for a bar of 0.5 bought less precision than its rule asked).
 from __future__ import annotations
 
 import asyncio
+import math
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,7 +52,11 @@ from numpy.lib.npyio import NpzFile
 from factledger.adapters.judgement.cross_answers import CrossEncoderIntegrityError
 from factledger.adapters.judgement.features import Matrix
 from factledger.adapters.judgement.heads import write_arrays
-from factledger.adapters.judgement.span_verifier import PinnedVerifier, verifier_pair
+from factledger.adapters.judgement.span_verifier import (
+    LOG_ODDS_BOUND,
+    PinnedVerifier,
+    verifier_pair,
+)
 from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
@@ -66,6 +71,9 @@ MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")
 # A file with a span verifier (ADR 0239) reads its log-odds as a sixth number.
 VERIFIED_FEATURES = (*FEATURES, "verifier")
+# Log-odds an answer's regression must clear its bar by, beyond what the verifier could say,
+# to be settled without it: far more than float32 rounding moves a regression's sum.
+SETTLED_SLACK = 1e-3
 
 
 class ValueFitIntegrityError(RuntimeError):
@@ -147,7 +155,8 @@ class Bank:
 
 class Verifier(Protocol):
     """A reader of answers in their lines (`PinnedVerifier`): its graph file and pin, and the
-    log-odds of a right answer for each (field and agent line, bracketed line) pair."""
+    log-odds of a right answer for each (field and agent line, bracketed line) pair, within
+    `LOG_ODDS_BOUND` of even (`span_verifier.log_odds`)."""
 
     path: Path
     sha256: str
@@ -255,6 +264,11 @@ class ValueFitHead:
 
     async def features(self, answers: Sequence[ValueAnswer]) -> list[list[float] | None]:
         """Each answer's features; None for a field the bank holds no values of."""
+        rows = await self._five_numbers(answers)
+        await self._add_verifier(answers, rows, [self.reads_verifier(a) for a in answers])
+        return rows
+
+    async def _five_numbers(self, answers: Sequence[ValueAnswer]) -> list[list[float] | None]:
         known = [a for a in answers if self.knows(a.field)]
         spans = sorted({a.span for a in known})
         vectors = np.asarray(await self.embedder.embed(spans), dtype=np.float32) if spans else None
@@ -274,14 +288,23 @@ class ValueFitHead:
                 if name != a.field and (c := self.bank.closeness(name, unit[a.span])) is not None
             ]
             out.append(feature_row(a, own, max(others) if others else None, self.reach))
-        reads = [self.reads_verifier(a) for a in answers]
-        verified = [a for a, read in zip(answers, reads, strict=True) if read]
-        if self.verifier is not None and verified:
-            odds = iter(await asyncio.to_thread(self.verifier.log_odds_sync, pairs_of(verified)))
-            for read, row in zip(reads, out, strict=True):
-                if read and row is not None:
-                    row.append(float(next(odds)))
         return out
+
+    async def _add_verifier(
+        self,
+        answers: Sequence[ValueAnswer],
+        rows: Sequence[list[float] | None],
+        asks: Sequence[bool],
+    ) -> None:
+        """Appends the verifier's log-odds to the rows of the answers it is asked about."""
+        asked = [row is not None and ask for row, ask in zip(rows, asks, strict=True)]
+        pairs = pairs_of([a for a, ask in zip(answers, asked, strict=True) if ask])
+        if self.verifier is None or not pairs:
+            return
+        odds = iter(await asyncio.to_thread(self.verifier.log_odds_sync, pairs))
+        for ask, row in zip(asked, rows, strict=True):
+            if ask and row is not None:
+                row.append(float(next(odds)))
 
     def probability(self, row: Sequence[float]) -> float:
         return logistic(row, self.weights, self.bias)
@@ -290,22 +313,54 @@ class ValueFitHead:
         """Whether each answer is kept: over its bar unless the head doubts it, under it (by
         at most `reach`) only where the head is sure, by its later reading in a later session;
         a held field's from `held_min`; a field the bank does not know, by its bar alone (a
-        held one's, as read)."""
-        rows = await self.features(answers)
-        out = []
-        for a, row in zip(answers, rows, strict=True):
-            if row is None:
-                out.append(a.held or a.over_bar >= 0)
-            elif a.held:
-                out.append(self.held_min is None or self.probability(row) >= self.held_min)
-            else:
-                weights, bias, keep, admit = self.reading_of(a)
-                p = logistic(row, weights, bias)
-                if a.over_bar >= 0:
-                    out.append(p >= keep)
-                else:
-                    out.append(a.over_bar >= -self.reach and p >= admit)
-        return out
+        held one's, as read). The verifier reads only the answers whose keeping its number
+        could change."""
+        rows = await self._five_numbers(answers)
+        settled = [self._settled(a, row) for a, row in zip(answers, rows, strict=True)]
+        asks = [s is None and self.reads_verifier(a) for a, s in zip(answers, settled, strict=True)]
+        await self._add_verifier(answers, rows, asks)
+        return [
+            s if s is not None else self._keeps(a, row)
+            for a, row, s in zip(answers, rows, settled, strict=True)
+        ]
+
+    def _keeps(self, a: ValueAnswer, row: Sequence[float] | None) -> bool:
+        if row is None:
+            return a.held or a.over_bar >= 0
+        if a.held:
+            return self.held_min is None or self.probability(row) >= self.held_min
+        weights, bias, keep, admit = self.reading_of(a)
+        p = logistic(row, weights, bias)
+        if a.over_bar >= 0:
+            return p >= keep
+        return a.over_bar >= -self.reach and p >= admit
+
+    def _settled(self, a: ValueAnswer, five: Sequence[float] | None) -> bool | None:
+        """Whether the answer is kept, where its reading holds the verifier's number but no
+        number within `LOG_ODDS_BOUND` could change it (a held answer passing as read, one
+        under its bar past the reach, a regression sure either way); None elsewhere. The
+        verifier is the costliest reading of an answer (ADR 0245's sync)."""
+        if five is None or not self.reads_verifier(a):
+            return None
+        if a.held:
+            if self.held_min is None:
+                return True
+            weights, bias, bar = self.weights, self.bias, self.held_min
+        else:
+            weights, bias, keep, admit = self.reading_of(a)
+            if a.over_bar < -self.reach:
+                return False
+            bar = keep if a.over_bar >= 0 else admit
+        if not 0.0 < bar < 1.0:
+            return None
+        z = float(np.dot(np.asarray(five, dtype=np.float32), weights[:-1])) + bias
+        spread = abs(float(weights[-1])) * LOG_ODDS_BOUND + SETTLED_SLACK
+        at = math.log(bar / (1.0 - bar))
+        if z - spread >= at:
+            return True
+        if z + spread < at:
+            return False
+        return None
 
     def save(self, path: Path) -> str:
         """Writes the file, naming its verifier's graph and pinning it (the graph copied beside

@@ -9,6 +9,7 @@ written for this test."""
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +40,7 @@ from factledger.adapters.judgement.value_fit import (
     ValueFitHead,
     ValueFitIntegrityError,
     Verifier,
+    logistic,
 )
 from factledger.application.errors import ModelUnavailableError
 from factledger.application.judgement.types import FieldStatement
@@ -370,12 +372,83 @@ async def test_a_later_reading_of_five_numbers_reads_a_later_answer_without_the_
     ]
 
     assert await head.kept(answers) == [True, False, True]
-    assert verifier.read == [
-        ("payment method", "My brother pays with his [Amex]."),
-        ("allergies", "I'm allergic to [latex]."),
-    ]
+    # The held answer passes as read: keeping it asks the verifier nothing (its features do).
+    assert verifier.read == [("payment method", "My brother pays with his [Amex].")]
     rows = await head.features(answers)
     assert [len(r) for r in rows if r is not None] == [5, 6, 6]
+
+
+@dataclass
+class ChanceVerifier:
+    """A verifier whose log-odds of each pair are drawn from its line, anywhere within the
+    clip; it counts the pairs it read."""
+
+    path: Path = Path("chance.onnx")
+    sha256: str = "0" * 64
+    read: int = 0
+
+    def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64]:
+        self.read += len(pairs)
+        drawn = [np.random.default_rng(zlib.crc32(line.encode())).random() for _, line in pairs]
+        return log_odds(np.array(drawn) ** 3)  # sure readings either way among them
+
+
+def _as_ruled(head: ValueFitHead, a: ValueAnswer, row: Sequence[float] | None) -> bool:
+    """The keeping rule of `ValueFitHead.kept`, read off an answer's every number."""
+    if row is None:
+        return a.held or a.over_bar >= 0
+    if a.held:
+        return head.held_min is None or logistic(row, head.weights, head.bias) >= head.held_min
+    weights, bias, keep, admit = head.reading_of(a)
+    p = logistic(row, weights, bias)
+    return p >= keep if a.over_bar >= 0 else a.over_bar >= -head.reach and p >= admit
+
+
+async def test_the_verifier_reads_only_answers_whose_keeping_its_number_could_change() -> None:
+    rng = np.random.default_rng(245)
+    spans = sorted(WORDS)
+    asked = read = 0
+    for trial in range(40):
+        verifier = ChanceVerifier()
+        weights = rng.normal(0.0, 2.0, len(VERIFIED_FEATURES)).astype(np.float32)
+        weights[-1] = rng.uniform(0.05, 1.2) * rng.choice([-1.0, 1.0])
+        keep, admit = rng.uniform(0.2, 0.9, 2)
+        later = (
+            None,
+            LaterReading(*rng.uniform(0.2, 0.9, 2)),
+            LaterReading(0.6, 0.6, rng.normal(0.0, 2.0, len(FEATURES)).astype(np.float32), 0.1),
+        )[trial % 3]
+        head = ValueFitHead(
+            AxisEmbedder(),
+            _bank(AxisEmbedder()),
+            weights,
+            float(rng.normal()),
+            float(keep),
+            float(admit),
+            3.0,
+            held_min=None if trial % 2 else 0.5,
+            verifier=verifier,
+            later_reading=later,
+        )
+        answers = [
+            _answer(
+                str(rng.choice(["payment_method", "allergies", "diet"])),
+                str(rng.choice(spans)),
+                float(rng.uniform(-5.0, 5.0)),
+                held=bool(rng.random() < 0.3),
+                line=f"line {trial}-{n}",
+                later=bool(rng.random() < 0.5),
+            )
+            for n in range(60)
+        ]
+
+        kept = await head.kept(answers)
+        read += verifier.read
+        rows = await head.features(answers)
+
+        assert kept == [_as_ruled(head, a, row) for a, row in zip(answers, rows, strict=True)]
+        asked += sum(head.reads_verifier(a) for a in answers)
+    assert 0 < read < asked / 2  # most are settled without it; some are not
 
 
 async def test_a_field_the_bank_never_saw_is_not_read_by_the_verifier() -> None:
