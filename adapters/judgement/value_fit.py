@@ -20,7 +20,8 @@ or more. A field the bank holds no values of is read by its bar alone, as withou
 
 A file may also name a span verifier's graph (ADR 0239: a file beside it, pinned by the head,
 loaded after ready; `adapters.judgement.span_verifier`): its log-odds of each answer, read in
-the answer's line, are a sixth number (`VERIFIED_FEATURES`). No packaged file names one.
+the answer's line, are a sixth number (`VERIFIED_FEATURES`). The packaged file names one
+(ADR 0245), asked only about the answers whose keeping its number could change.
 
 A file may also read a later session's answers its own way (`LaterReading`; an unheld field's
 answer where the subject holds a statement of some field): there an unheld field's answer is
@@ -61,11 +62,12 @@ from factledger.adapters.numpy_archives import open_archive
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.memory.ports import Embedder
 
-# ADR 0211's candidate three: its bars chosen at a kept-out lift of 0.03 (`--lift 0.03`), fitted
-# over the multilingual encoder (`--encoder multilingual`, ADR 0235) on the packaged reader's
-# answers.
+# ADR 0243's file, adopted by ADR 0245's rule: ADR 0241's head (the span verifier beside it, a
+# six-number regression and bars 0.60 / 0.65) for a first session's answers, and ADR 0235's five
+# weights and bars 0.70 / 0.70 for a later session's unheld answers, over ADR 0235's bank and
+# the multilingual encoder.
 PACKAGED_VALUE_FIT = Path(__file__).parent / "weights" / "value-fit.npz"
-PACKAGED_VALUE_FIT_SHA256 = "217b42f5c8251b7c9056ebc89360fa5d6da866bc62d0ec1d1503fbeef6ae6d11"
+PACKAGED_VALUE_FIT_SHA256 = "233d3e9871986cb52afd508fbc6fd1d54dfbafa16bc08bdadf69c45d75d94ec5"
 NEAREST = 3  # how many of a field's labelled values a span's closeness is the mean of
 MAX_WORDS = 20  # a span's words are read up to this many
 FEATURES = ("over_bar", "own", "own_less_other", "is_list", "words")

@@ -228,14 +228,14 @@ def main(argv: list[str] | None = None) -> None:
         card = {"answers": len(train), "epochs": args.epochs, "folds": "1-4"}
         graph = saved(model, args.save, card)
         yes[zero] = SpanVerifier.load(graph, None).yes_sync([span_pair(m) for m in test])
-    _, known, five, packaged = packaged_reading(marked, UseMultilingualEmbedder())
+    packaged = packaged_reading(marked, UseMultilingualEmbedder())
     report = {
         "answers": len(marked),
         "trained on": len(train),
         "read": len(test),
         "epochs": args.epochs,
         "precision and labelled values found, by bars": compare(
-            marked, labelled, five, known, packaged, yes
+            marked, labelled, packaged.five, packaged.known, packaged.p, yes
         ),
     }
     sys.stdout.write(json.dumps(report, indent=1) + "\n")

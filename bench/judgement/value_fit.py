@@ -60,6 +60,7 @@ from factledger.adapters.judgement.value_fit import (
     Bank,
     ValueAnswer,
     ValueFitHead,
+    logistic,
 )
 from factledger.application.memory.ports import Embedder
 from factledger.bench.evalsets.cases import load_cases
@@ -333,16 +334,40 @@ def fit_answers(
     return marked, labelled
 
 
-def packaged_reading(
-    marked: Sequence[Marked], embedder: Embedder
-) -> tuple[ValueFitHead, np.ndarray, np.ndarray, np.ndarray]:
-    """The packaged head, which answers it can read (their field in its bank), their five
-    numbers, and its probability for each."""
+@dataclass(frozen=True, slots=True)
+class PackagedReading:
+    """The packaged head's reading of some answers: which it can read (their field in its
+    bank), their five numbers, its probability of each as it reads it (a first session's with
+    its verifier's number, where it has one; a later session's unheld one by its later
+    reading), and which it keeps, as the product keeps them."""
+
+    head: ValueFitHead
+    known: np.ndarray
+    five: np.ndarray
+    p: np.ndarray
+    kept: list[bool]
+
+
+def packaged_reading(marked: Sequence[Marked], embedder: Embedder) -> PackagedReading:
     head = ValueFitHead.load(PACKAGED_VALUE_FIT, PACKAGED_VALUE_FIT_SHA256, embedder)
     rows = asyncio.run(features_of(head, marked))
-    five = feature_matrix(rows)
     known = np.array([r is not None for r in rows])
-    return head, known, five, probabilities(five, head.weights.astype(np.float64), head.bias)
+    five = feature_matrix([r[: len(FEATURES)] if r is not None else None for r in rows])
+    p = np.array(
+        [
+            0.0 if row is None else _probability(head, m.answer, row)
+            for m, row in zip(marked, rows, strict=True)
+        ]
+    )
+    kept = asyncio.run(head.kept([m.answer for m in marked]))
+    return PackagedReading(head, known, five, p, kept)
+
+
+def _probability(head: ValueFitHead, answer: ValueAnswer, row: Sequence[float]) -> float:
+    if answer.held:
+        return head.probability(row)
+    weights, bias, _, _ = head.reading_of(answer)
+    return logistic(row, weights, bias)
 
 
 FRONTIER_LIFTS = (0.0, 0.005, 0.01, 0.02, 0.03)
@@ -353,11 +378,11 @@ def frontier(
     p: np.ndarray,
     known: np.ndarray,
     labelled: int,
-    shipped: np.ndarray,
-    shipped_bars: tuple[float, float],
+    shipped: Sequence[bool],
 ) -> dict[str, object]:
     """What the bars chosen out of fold give at each lift of `FRONTIER_LIFTS` (None: no pair
-    reaches it), beside the reader's bars and the packaged head read on the same answers."""
+    reaches it), beside the reader's bars and what the packaged head keeps (`shipped`) of the
+    same answers."""
     chosen: dict[str, object] = {}
     for lift in FRONTIER_LIFTS:
         try:
@@ -366,10 +391,9 @@ def frontier(
             chosen[str(lift)] = None
             continue
         chosen[str(lift)] = {"keep_min": keep, "admit_min": admit, **o}
-    kept = kept_at(marked, shipped, known, *shipped_bars)
     return {
         "the reader's bars": outcome(marked, [m.answer.over_bar >= 0 for m in marked], labelled),
-        "the packaged head": outcome(marked, kept, labelled),
+        "the packaged head": outcome(marked, shipped, labelled),
         "chosen out of fold, by lift": chosen,
     }
 
@@ -496,16 +520,12 @@ def main(argv: list[str] | None = None) -> None:
         w, b = fit_regression(x[train], y[train])
         p[folds == k] = probabilities(x[folds == k], w, b)
     if args.frontier:
-        packaged, _, _, shipped = packaged_reading(marked, embedder)
-        report = frontier(
-            marked, p, known, labelled, shipped, (packaged.keep_min, packaged.admit_min)
-        )
+        report = frontier(marked, p, known, labelled, packaged_reading(marked, embedder).kept)
         sys.stdout.write(json.dumps({"answers": len(marked), **report}, indent=1) + "\n")
         return
     over = None
     if args.lift_over == "packaged":
-        packaged, _, _, shipped = packaged_reading(marked, embedder)
-        over = kept_at(marked, shipped, known, packaged.keep_min, packaged.admit_min)
+        over = packaged_reading(marked, embedder).kept
     keep, admit, base, chosen = choose(marked, p, known, labelled, args.lift, over)
     weights, bias = fit_regression(x[known], y[known])
     head = ValueFitHead(

@@ -86,8 +86,7 @@ def later_bars(
     rows = asyncio.run(features_of(head, later))
     known = np.array([r is not None for r in rows])
     p = probabilities(feature_matrix(rows), head.weights.astype(np.float64), head.bias)
-    packaged, _, _, shipped = packaged_reading(later, embedder)
-    over = kept_at(later, shipped, known, packaged.keep_min, packaged.admit_min)
+    over = packaged_reading(later, embedder).kept
     first = kept_at(later, p, known, head.keep_min, head.admit_min)
     keep, admit, base, chosen = choose(later, p, known, labelled, lift, over)
     report: dict[str, object] = {
@@ -102,8 +101,9 @@ def later_bars(
 
 
 def as_packaged(head: ValueFitHead, packaged: ValueFitHead) -> LaterReading:
-    """The packaged head's reading, for a head whose five numbers are the packaged head's (its
-    encoder, bank and reach); anything else stops the fit."""
+    """The packaged head's reading of a later session (its later reading where it has five
+    weights of its own, else its own five), for a head whose five numbers are the packaged
+    head's (its encoder, bank and reach); anything else stops the fit."""
     same_bank = all(
         np.array_equal(a, b)
         for a, b in zip(head.bank.arrays().values(), packaged.bank.arrays().values(), strict=True)
@@ -112,6 +112,11 @@ def as_packaged(head: ValueFitHead, packaged: ValueFitHead) -> LaterReading:
         raise SystemExit("the head's bank or encoder is not the packaged head's")
     if head.reach != packaged.reach:
         raise SystemExit("the head's reach is not the packaged head's")
+    own = packaged.later_reading
+    if own is not None and own.weights is not None:  # the packaged head reads later ones so
+        return own
+    if packaged.verifier is not None:
+        raise SystemExit("the packaged head reads a later session with its verifier")
     return LaterReading(packaged.keep_min, packaged.admit_min, packaged.weights, packaged.bias)
 
 

@@ -11,6 +11,7 @@ from uuid import uuid4
 import pytest
 import yaml
 
+from factledger.adapters.judgement.span_verifier import SPAN_VERIFIER_FILE
 from factledger.adapters.judgement.value_fit import PACKAGED_VALUE_FIT, ValueFitIntegrityError
 from factledger.bench.evalsets import score
 from factledger.bench.evalsets.__main__ import main, score_directory
@@ -389,6 +390,8 @@ async def test_a_value_fit_file_of_the_labs_fit_is_scored_in_place_of_the_packag
 ) -> None:
     own = tmp_path / "value-fit.npz"
     own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
+    graph = PACKAGED_VALUE_FIT.parent / SPAN_VERIFIER_FILE  # the file names it, beside it
+    (tmp_path / SPAN_VERIFIER_FILE).write_bytes(graph.read_bytes())
     sha256 = hashlib.sha256(own.read_bytes()).hexdigest()
 
     result = await score_directory(

@@ -266,9 +266,9 @@ def test_the_frontier_reads_every_lift_and_the_packaged_head_on_the_same_answers
     p = np.array([0.9] * 8 + [0.2] * 2 + [0.95] * 3 + [0.4] * 3)
     known = np.ones(len(marked), dtype=bool)
     # A packaged head that keeps every answer over its bar and admits none under it.
-    shipped = np.array([1.0] * 10 + [0.0] * 6)
+    shipped = [True] * 10 + [False] * 6
 
-    report = frontier(marked, p, known, 11, shipped, (0.5, 0.5))
+    report = frontier(marked, p, known, 11, shipped)
 
     assert report["the reader's bars"] == outcome(marked, [True] * 10 + [False] * 6, 11)
     assert report["the packaged head"] == report["the reader's bars"]

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from factledger.adapters.judgement.value_fit import Bank, ValueAnswer, ValueFitHead
+from factledger.adapters.judgement.value_fit import Bank, LaterReading, ValueAnswer, ValueFitHead
 from factledger.bench.judgement import value_fit_later
-from factledger.bench.judgement.value_fit import Marked
+from factledger.bench.judgement.value_fit import Marked, PackagedReading
 from factledger.bench.judgement.value_fit_later import as_packaged, later_bars, later_unheld, main
 
 
@@ -64,6 +64,17 @@ class NamedEmbedder:
         return [[1.0, 0.0] for _ in texts]
 
 
+@dataclass
+class UnreadVerifier:
+    """A verifier copying a reading never asks."""
+
+    path: Path = Path("unread.onnx")
+    sha256: str = "0" * 64
+
+    def log_odds_sync(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        raise AssertionError("the verifier was read")
+
+
 def _head(bank: Bank, weights: list[float], model_id: str = "axes-2") -> ValueFitHead:
     w = np.array(weights, dtype=np.float32)
     return ValueFitHead(NamedEmbedder(model_id), bank, w, -1.0, 0.7, 0.7, 3.0)
@@ -86,6 +97,24 @@ def test_a_later_reading_as_packaged_is_the_packaged_heads_over_the_same_numbers
         as_packaged(_head(bank, [0.0] * 5, model_id="another"), packaged)
     with pytest.raises(SystemExit, match="reach"):
         as_packaged(replace(head, reach=2.0), packaged)
+
+
+def test_a_packaged_head_with_a_later_reading_of_its_own_gives_that_one() -> None:
+    bank = Bank.of({"plan": np.eye(2, dtype=np.float32)})
+    five = LaterReading(0.7, 0.7, np.array([0.2, 1.1, 4.4, 0.4, 0.6], dtype=np.float32), -0.3)
+    # ADR 0245's file: the verifier's head on first sessions, the five weights on later ones.
+    packaged = replace(
+        _head(bank, [0.1, -1.0, 4.8, 0.7, 0.5, 0.6]),
+        keep_min=0.6,
+        admit_min=0.65,
+        verifier=UnreadVerifier(),
+        later_reading=five,
+    )
+    head = replace(packaged, later_reading=None)
+
+    assert as_packaged(head, packaged) is five
+    with pytest.raises(SystemExit, match="with its verifier"):
+        as_packaged(head, replace(packaged, later_reading=LaterReading(0.5, 0.5)))
 
 
 def test_bars_are_chosen_on_dev_halves_or_read_as_packaged_never_both(tmp_path: Path) -> None:
@@ -114,10 +143,9 @@ def test_later_bars_keep_the_most_right_answers_at_the_packaged_heads_precision(
         for n, (over, right) in enumerate(overs_right)
     ]
     # The packaged head keeps every answer over its bar and none under it: 3 right of 4.
-    shipped = np.array([0.9 if over >= 0 else 0.1 for over, _ in overs_right])
-    monkeypatch.setattr(
-        value_fit_later, "packaged_reading", lambda marked, embedder: (head, None, None, shipped)
-    )
+    shipped = [over >= 0 for over, _ in overs_right]
+    reading = PackagedReading(head, np.ones(6, bool), np.zeros((6, 5)), np.zeros(6), shipped)
+    monkeypatch.setattr(value_fit_later, "packaged_reading", lambda marked, embedder: reading)
 
     (keep, admit), report = later_bars(head, later, 4, NamedEmbedder(), lift=0.0)
 

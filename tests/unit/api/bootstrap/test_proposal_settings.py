@@ -42,6 +42,7 @@ from factledger.adapters.judgement.qa_reader.reader import (
     QaFieldReader,
     QaReaderIntegrityError,
 )
+from factledger.adapters.judgement.span_verifier import SPAN_VERIFIER_FILE
 from factledger.adapters.judgement.value_fit import (
     PACKAGED_VALUE_FIT,
     ValueAnswer,
@@ -687,6 +688,8 @@ def test_the_value_fit_head_is_on_by_default_and_the_shipped_or_a_pinned_file_wh
 
     own = tmp_path / "value-fit.npz"
     own.write_bytes(PACKAGED_VALUE_FIT.read_bytes())
+    graph = PACKAGED_VALUE_FIT.parent / SPAN_VERIFIER_FILE  # the file names it, beside it
+    (tmp_path / SPAN_VERIFIER_FILE).write_bytes(graph.read_bytes())
     sha256 = hashlib.sha256(own.read_bytes()).hexdigest()
 
     shipped = head_of('{"kind": "learned"}')  # ADR 0223
