@@ -19,7 +19,7 @@ from factledger.bench.evalsets.judge_noise import (
 from factledger.bench.evalsets.judges import main
 from factledger.bench.evalsets.score import Scores, Tally
 
-FACTS, PRECISION, UPDATES = (f for f in FIGURES[:3])
+FACTS, PRECISION, UPDATES = FIGURES[:3]
 
 
 def case(**counts: int) -> dict[str, int]:
