@@ -14,9 +14,13 @@ same whatever is read beside it.
 
 A value-fit file names its verifier's graph, a file beside it, and pins its SHA-256
 (`PinnedVerifier`): a start only checks that the file is there, and the graph is read,
-checked and built on a thread of its own once the process is ready (`DeferredLoad`), so a
-23 MB graph never delays readiness; until it has loaded, a reading waits for it or, where it
-cannot load, gets `ModelUnavailableError` (the sync holds the item and tries again).
+checked and built on a thread of its own when the first reading asks for it (`DeferredLoad`),
+so a 23 MB graph never delays readiness. Not in the wave of loads that starts once a process
+is ready: building the graph imports the ONNX library, which holds the interpreter's lock for
+about a second, and a served process's requests waited that long behind it (ADR 0245; the
+QA reader, which reads before the verifier, builds its graph on first use too). The first
+reading waits for the load or, where it cannot load, gets `ModelUnavailableError` (the sync
+holds the item and tries again).
 """
 
 from __future__ import annotations
@@ -88,16 +92,15 @@ class SpanVerifier:
 
 
 class PinnedVerifier:
-    """The verifier in the graph file at `path`, pinned by `sha256`, loaded after ready (or by
-    its first reading, which waits for it and gets its error)."""
+    """The verifier in the graph file at `path`, pinned by `sha256`, loaded by its first
+    reading, which waits for it and gets its error."""
 
     def __init__(self, path: Path, sha256: str) -> None:
         if not path.is_file():
             raise CrossEncoderIntegrityError(f"the span verifier's graph {path.name} is missing")
         self.path, self.sha256 = path, sha256
-        self._loading: DeferredLoad[SpanVerifier] = DeferredLoad.pending(
-            self._load, name="span_verifier"
-        )
+        # Not `DeferredLoad.pending`: see the module's docstring.
+        self._loading: DeferredLoad[SpanVerifier] = DeferredLoad(self._load, name="span_verifier")
 
     def _load(self) -> SpanVerifier:
         verifier = SpanVerifier.load(self.path, self.sha256)

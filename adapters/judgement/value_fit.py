@@ -19,9 +19,9 @@ or more. A field the bank holds no values of is read by its bar alone, as withou
 `python -m factledger.bench.judgement.value_fit` fits it on the kept-out training cases.
 
 A file may also name a span verifier's graph (ADR 0239: a file beside it, pinned by the head,
-loaded after ready; `adapters.judgement.span_verifier`): its log-odds of each answer, read in
-the answer's line, are a sixth number (`VERIFIED_FEATURES`). The packaged file names one
-(ADR 0245), asked only about the answers whose keeping its number could change.
+loaded by its first reading; `adapters.judgement.span_verifier`): its log-odds of each
+answer, read in the answer's line, are a sixth number (`VERIFIED_FEATURES`). The packaged
+file names one (ADR 0245), asked only about the answers whose keeping its number could change.
 
 A file may also read a later session's answers its own way (`LaterReading`; an unheld field's
 answer where the subject holds a statement of some field): there an unheld field's answer is
