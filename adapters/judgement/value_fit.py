@@ -329,13 +329,22 @@ class ValueFitHead:
     def _keeps(self, a: ValueAnswer, row: Sequence[float] | None) -> bool:
         if row is None:
             return a.held or a.over_bar >= 0
+        reading = self._reading(a)
+        if isinstance(reading, bool):
+            return reading
+        weights, bias, bar = reading
+        return logistic(row, weights, bias) >= bar
+
+    def _reading(self, a: ValueAnswer) -> bool | tuple[Matrix, float, float]:
+        """What keeps an answer of a known field: the regression and the bar it must reach,
+        or the decision where no number is read (a held answer passing as read, one under its
+        bar past the reach)."""
         if a.held:
-            return self.held_min is None or self.probability(row) >= self.held_min
+            return True if self.held_min is None else (self.weights, self.bias, self.held_min)
         weights, bias, keep, admit = self.reading_of(a)
-        p = logistic(row, weights, bias)
         if a.over_bar >= 0:
-            return p >= keep
-        return a.over_bar >= -self.reach and p >= admit
+            return weights, bias, keep
+        return False if a.over_bar < -self.reach else (weights, bias, admit)
 
     def _settled(self, a: ValueAnswer, five: Sequence[float] | None) -> bool | None:
         """Whether the answer is kept, where its reading holds the verifier's number but no
@@ -344,15 +353,10 @@ class ValueFitHead:
         verifier is the costliest reading of an answer (ADR 0245's sync)."""
         if five is None or not self.reads_verifier(a):
             return None
-        if a.held:
-            if self.held_min is None:
-                return True
-            weights, bias, bar = self.weights, self.bias, self.held_min
-        else:
-            weights, bias, keep, admit = self.reading_of(a)
-            if a.over_bar < -self.reach:
-                return False
-            bar = keep if a.over_bar >= 0 else admit
+        reading = self._reading(a)
+        if isinstance(reading, bool):
+            return reading
+        weights, bias, bar = reading
         if not 0.0 < bar < 1.0:
             return None
         z = float(np.dot(np.asarray(five, dtype=np.float32), weights[:-1])) + bias

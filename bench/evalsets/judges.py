@@ -166,6 +166,19 @@ def _row(name: str, base: Pooled, candidate: Pooled) -> str:
     )
 
 
+def scored_in_both(
+    base: Path, candidate: Path, judges: Sequence[Judge]
+) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """The scorer's output of each judge both runs scored, by name, in the judges' order."""
+    runs = {}
+    for judge in judges:
+        paths = [run_dir / f"{judge.name}.json" for run_dir in (base, candidate)]
+        if all(p.exists() for p in paths):
+            b, c = (json.loads(p.read_text(encoding="utf-8")) for p in paths)
+            runs[judge.name] = (b, c)
+    return runs
+
+
 def compare(base: Path, candidate: Path, judges: Sequence[Judge] = JUDGES) -> str:
     """Each judge scored in both runs, side by side, then every such judge pooled."""
     lines = [
@@ -174,14 +187,11 @@ def compare(base: Path, candidate: Path, judges: Sequence[Judge] = JUDGES) -> st
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     all_base, all_candidate = Pooled(), Pooled()
-    for judge in judges:
-        paths = [run_dir / f"{judge.name}.json" for run_dir in (base, candidate)]
-        if not all(p.exists() for p in paths):
-            continue
-        b, c = (pooled(json.loads(p.read_text(encoding="utf-8"))) for p in paths)
+    for name, (base_halves, candidate_halves) in scored_in_both(base, candidate, judges).items():
+        b, c = pooled(base_halves), pooled(candidate_halves)
         all_base.add(b)
         all_candidate.add(c)
-        lines.append(_row(judge.name, b, c))
+        lines.append(_row(name, b, c))
     lines.append(_row("pooled", all_base, all_candidate))
     return "\n".join(lines) + "\n"
 
@@ -195,12 +205,7 @@ def noise(
     seed: int = SEED,
 ) -> str:
     """Each judge scored in both runs, its changes read against its cases' noise."""
-    runs = {}
-    for judge in judges:
-        paths = [run_dir / f"{judge.name}.json" for run_dir in (base, candidate)]
-        if all(p.exists() for p in paths):
-            b, c = (json.loads(p.read_text(encoding="utf-8")) for p in paths)
-            runs[judge.name] = (b, c)
+    runs = scored_in_both(base, candidate, judges)
     if not runs:
         raise ValueError(f"no judge was scored in both {base} and {candidate}")
     return table(judge_noise(runs, resamples, alpha, seed))
