@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.first_use import built_at_first_use
 from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
@@ -86,7 +87,7 @@ def decide(p: npt.NDArray[np.float32], yes_min: float) -> list[Reply]:
     return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class CrossAnswerJudge:
     """Reads (question, reply) pairs with the cross-encoder in `model` (its SHA-256 checked
     at construction, before anything parses it). The graph is built on first use, in a worker
@@ -97,6 +98,9 @@ class CrossAnswerJudge:
     model_id: str
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        built_at_first_use(self._ready, self.model_id)
 
     @classmethod
     def load(cls, path: Path, sha256: str | None) -> CrossAnswerJudge:

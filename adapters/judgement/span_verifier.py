@@ -18,7 +18,8 @@ checked and built on a thread of its own when the first reading asks for it (`De
 so a 23 MB graph never delays readiness. Not in the wave of loads that starts once a process
 is ready: building the graph imports the ONNX library, which holds the interpreter's lock for
 about a second, and a served process's requests waited that long behind it (ADR 0245; the
-QA reader, which reads before the verifier, builds its graph on first use too). The first
+QA reader, which reads before the verifier, builds its graph on first use too). A worker,
+which serves no request, builds both before its first item (`first_use`, ADR 0246). The first
 reading waits for the load or, where it cannot load, gets `ModelUnavailableError` (the sync
 holds the item and tries again).
 """
@@ -36,6 +37,7 @@ import numpy.typing as npt
 
 from factledger.adapters.deferred_load import DeferredLoad
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.first_use import built_at_first_use
 from factledger.adapters.judgement.cross_answers import (
     CLASSES,
     CrossAnswerJudge,
@@ -101,6 +103,7 @@ class PinnedVerifier:
         self.path, self.sha256 = path, sha256
         # Not `DeferredLoad.pending`: see the module's docstring.
         self._loading: DeferredLoad[SpanVerifier] = DeferredLoad(self._load, name="span_verifier")
+        built_at_first_use(self._loading.result, "span_verifier")
 
     def _load(self) -> SpanVerifier:
         verifier = SpanVerifier.load(self.path, self.sha256)

@@ -23,6 +23,7 @@ from factledger.adapters.deferred_load import (
     finish_deferred_loads,
     start_deferred_loads,
 )
+from factledger.adapters.first_use import build_first_use_graphs
 from factledger.adapters.numeric_threads import one_blas_thread
 from factledger.api.bootstrap.deferred_imports import import_deferred, start_deferred_imports
 
@@ -79,10 +80,11 @@ def unpack_answers_now() -> None:
 
 
 def warm_up_now() -> None:
-    """The same loads and imports, run to their end on the calling thread: for a `factledger
+    """The same loads and imports, run to their end on the calling thread, and the graphs a
+    served process builds at their first use (`build_first_use_graphs`): for a `factledger
     worker`, which answers no probe and would otherwise pay for them in its first items (about
-    a second of CPU, most of a short backlog's drain). A load the fallback already started is
-    waited for by its first use; the lexicons are read once either way."""
+    two seconds of CPU, most of a short backlog's drain). A load the fallback already started
+    is waited for by its first use; the lexicons are read once either way."""
     with _LOCK:
         _STARTED.set()
     one_blas_thread()
@@ -92,6 +94,7 @@ def warm_up_now() -> None:
     finally:
         _REQUEST_PATH_SETTLED.set()
     unpack_answers_now()
+    build_first_use_graphs()
 
 
 async def request_path_settled() -> None:

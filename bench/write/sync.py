@@ -1,7 +1,8 @@
 """Sync throughput into pgvector: a PostgreSQL ledger of `sessions` recorded sessions (eight
 messages, nine facts for the rule extractor each) for each build, then one `factledger worker`
 runtime of each build drains its own into a pgvector schema of its own, timed from its first
-pass to an empty queue. The default embedder and extractor, as a deployment has them."""
+pass to an empty queue, after the warm-up `factledger worker` runs before its first item. The
+default embedder and extractor, as a deployment has them."""
 
 from __future__ import annotations
 
@@ -138,16 +139,23 @@ from factledger.api.settings import load_settings
 
 async def main():
     async with open_runtime(load_settings(), WORKER) as runtime:
-        try:  # a build whose models load after its start: loaded before the drain is timed
-            from factledger.adapters.embedding.onnx.embedder import finish_deferred_loads
-        except ImportError:  # a build that loads them at start
-            pass
+        try:  # what `factledger worker` runs before it claims an item, untimed as there
+            from factledger.api.bootstrap.warmup import warm_up_now
+        except ImportError:  # a build from before the worker's warm-up
+            warm_up_now = None
+        if warm_up_now is not None:
+            await asyncio.to_thread(warm_up_now)
         else:
-            finish_deferred_loads()
-        # The keyword lexicons are read at their first word: loaded before the drain is timed
-        # in every build, as a worker that has run a while (or warms up, ADR 0094) has them.
-        from factledger.application.memory.inflection import fold_inflection
-        fold_inflection("warming")
+            try:  # a build whose models load after its start: loaded before the drain is timed
+                from factledger.adapters.embedding.onnx.embedder import finish_deferred_loads
+            except ImportError:  # a build that loads them at start
+                pass
+            else:
+                finish_deferred_loads()
+            # The keyword lexicons are read at their first word, as a worker that has run a
+            # while has them.
+            from factledger.application.memory.inflection import fold_inflection
+            fold_inflection("warming")
         worker = runtime.sync_worker
         started, cpu = time.time(), time.process_time()
         while True:

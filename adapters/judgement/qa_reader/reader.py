@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
+from factledger.adapters.first_use import built_at_first_use
 from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
 from factledger.adapters.judgement.qa_reader.decode import Answer, answers
 from factledger.adapters.judgement.qa_reader.field_floors import FieldFloors
@@ -167,7 +168,7 @@ def keep_best(best: Answers, line: LineRead, name: str, found: Answer) -> None:
         best[key] = FieldAnswer(line.index, name, found.start, found.end, value, found.margin)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class QaFieldReader:
     """Reads lines with the model in `model` (checked against its pin by `load`); a list
     field's answers are kept from `list_floor` (None: from `floor`); a single-valued field
@@ -192,6 +193,9 @@ class QaFieldReader:
     span_slack: float = 0.0
     _loaded: LoadedGraph | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        built_at_first_use(self._ready, "qa_reader")
 
     @classmethod
     def load(

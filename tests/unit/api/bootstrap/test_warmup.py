@@ -69,9 +69,18 @@ def test_a_worker_warms_up_to_the_end_before_its_first_item_and_only_once(
     monkeypatch.setattr(warmup, "finish_deferred_loads", lambda: started.append("loaded"))
     monkeypatch.setattr(warmup, "import_deferred", lambda: started.append("imported"))
     monkeypatch.setattr(warmup, "unpack_answers_now", lambda: started.append("unpacked"))
+    monkeypatch.setattr(warmup, "build_first_use_graphs", lambda: started.append("built"))
     warmup.warm_up_now()
     warmup.start_after_ready()  # the fallback's turn, later: nothing left to start
-    assert started == ["blas", "loaded", "imported", "unpacked"]
+    assert started == ["blas", "loaded", "imported", "unpacked", "built"]
+
+
+def test_a_served_process_leaves_the_graphs_built_at_first_use_to_their_first_use(
+    monkeypatch: pytest.MonkeyPatch, started: list[str]
+) -> None:
+    monkeypatch.setattr(warmup, "build_first_use_graphs", lambda: started.append("built"))
+    warmup.start_after_ready()
+    assert "built" not in started
 
 
 def test_the_deferred_imports_also_read_the_keyword_lexicons(
