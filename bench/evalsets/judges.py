@@ -74,6 +74,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J18", _both(44)),
     Judge("J19", _both(45)),
     Judge("J20", _both(46)),
+    Judge("J21", _both(47)),
 )
 
 
