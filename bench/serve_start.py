@@ -13,7 +13,10 @@ Ready is not yet served: a process may answer `/readyz` before it has loaded wha
 needs (its routes, ADR 0095; its models, ADR 0085). So with a bearer token the bench sends an
 authenticated `GET /v1/whoami` the moment `/readyz` says 200, then a second one, and reports
 when the first was answered (from launch) and how long the second took: the figure a user
-feels, and whether the process was still busy loading.
+feels, and whether the process was still busy loading. Then, for `Served.watch_s`, it keeps
+asking every `WATCH_EVERY_S` and reports the slowest answer: the loads a process starts once
+ready run beside its requests, and one that holds the interpreter's lock for a second (the
+ONNX library's import, ADR 0245) shows there and nowhere else.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from factledger.adapters.postgres_server import PostgresLocation
 READY_TIMEOUT_S = 120.0
 POLL_S = 0.01
 SERVED_PATH = "/v1/whoami"
+WATCH_EVERY_S = 0.05
 
 
 def default_executable() -> Path:
@@ -59,6 +63,10 @@ class Start:
     # next request's own seconds (None without a token).
     served_s: float | None = None
     next_request_s: float | None = None
+    # The slowest answer of those asked every `WATCH_EVERY_S` for `Served.watch_s` after the
+    # next request, and how many were asked (None without a token or a watch).
+    slowest_watched_s: float | None = None
+    watched: int = 0
 
     @property
     def main_blocked_s(self) -> float | None:
@@ -108,8 +116,7 @@ def measure_serve_start(
             if stores is not None and (run == 0 or not restarts):
                 env.update(stores(name))  # a restart keeps its first start's stores
             start_env = {**env, "FACTLEDGER_DATA_DIR": str(workdir / f"data-{name}")}
-            token = served.token if served is not None else None
-            seconds[contender.label].append(_one_start(contender.executable, start_env, token))
+            seconds[contender.label].append(_one_start(contender.executable, start_env, served))
     return seconds
 
 
@@ -120,6 +127,7 @@ class Served:
 
     server_env: Mapping[str, str]
     token: str
+    watch_s: float = 0.0  # how long to keep asking after the next request
 
 
 # Imports every layer's modules: what an install compiles is what a start reads.
@@ -184,7 +192,7 @@ def _environment(contender: Contender, workdir: Path) -> dict[str, str]:
     return env
 
 
-def _one_start(executable: Path, env: dict[str, str], token: str | None) -> Start:
+def _one_start(executable: Path, env: dict[str, str], served: Served | None) -> Start:
     port = free_port()
     started = time.perf_counter()
     process = subprocess.Popen(  # noqa: S603 - a path the operator chose, no shell
@@ -194,7 +202,7 @@ def _one_start(executable: Path, env: dict[str, str], token: str | None) -> Star
         stderr=subprocess.DEVNULL,
     )
     try:
-        return _wait_until_ready(port, process, started, token)
+        return _wait_until_ready(port, process, started, served)
     finally:
         stop(process)
 
@@ -210,7 +218,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _wait_until_ready(
-    port: int, process: subprocess.Popen[bytes], started: float, token: str | None
+    port: int, process: subprocess.Popen[bytes], started: float, served: Served | None
 ) -> Start:
     base = f"http://127.0.0.1:{port}"
     with httpx.Client(base_url=base, timeout=1.0) as client:
@@ -222,23 +230,47 @@ def _wait_until_ready(
                     seconds, cpu = time.perf_counter() - started, _cpu_s(process.pid)
                     ran, queued = _main_thread_schedule(process.pid)
                     ready = Start(seconds, cpu, ran, queued)
-                    return ready if token is None else _served(client, token, started, ready)
+                    return ready if served is None else _served(client, served, started, ready)
             except httpx.TransportError:
                 pass
             time.sleep(POLL_S)
     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
 
 
-def _served(client: httpx.Client, token: str, started: float, ready: Start) -> Start:
-    """`ready` with the seconds to a first answered request and the next one's seconds."""
-    headers = {"Authorization": f"Bearer {token}"}
+def _served(client: httpx.Client, served: Served, started: float, ready: Start) -> Start:
+    """`ready` with the seconds to a first answered request, the next one's seconds and the
+    slowest answer watched after it."""
+    headers = {"Authorization": f"Bearer {served.token}"}
     timeout = httpx.Timeout(READY_TIMEOUT_S)
     first = client.get(SERVED_PATH, headers=headers, timeout=timeout)
-    served = time.perf_counter() - started
+    served_s = time.perf_counter() - started
     first.raise_for_status()
     client.get(SERVED_PATH, headers=headers, timeout=timeout).raise_for_status()
-    next_request = time.perf_counter() - started - served
-    return replace(ready, served_s=served, next_request_s=next_request)
+    next_request = time.perf_counter() - started - served_s
+    slowest, watched = _watch(client, headers, served.watch_s)
+    return replace(
+        ready,
+        served_s=served_s,
+        next_request_s=next_request,
+        slowest_watched_s=slowest,
+        watched=watched,
+    )
+
+
+def _watch(
+    client: httpx.Client, headers: Mapping[str, str], seconds: float
+) -> tuple[float | None, int]:
+    """The slowest answer to `SERVED_PATH` asked every `WATCH_EVERY_S` for `seconds`, and
+    how many were asked; (None, 0) for no watch."""
+    timeout = httpx.Timeout(READY_TIMEOUT_S)
+    slowest, asked, until = None, 0, time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        sent = time.perf_counter()
+        client.get(SERVED_PATH, headers=headers, timeout=timeout).raise_for_status()
+        took = time.perf_counter() - sent
+        slowest, asked = max(took, slowest or 0.0), asked + 1
+        time.sleep(max(0.0, WATCH_EVERY_S - took))
+    return slowest, asked
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -294,6 +326,21 @@ def served_summary(starts: list[Start]) -> str:
     return (
         f"{every} (median after the first {statistics.median(rest):.2f}); next request "
         f"{statistics.median(following) * 1000:.0f} ms"
+    )
+
+
+def watched_summary(starts: list[Start]) -> str:
+    """The slowest answer watched after ready, in milliseconds, every start, and their
+    median after the first ("-" without a watch)."""
+    slowest = [s.slowest_watched_s for s in starts if s.slowest_watched_s is not None]
+    if not slowest:
+        return "-"
+    rest = slowest[1:] or slowest
+    every = ", ".join(f"{s * 1000:.0f}" for s in slowest)
+    asked = statistics.median(s.watched for s in starts if s.slowest_watched_s is not None)
+    return (
+        f"{every} ms (median after the first {statistics.median(rest) * 1000:.0f} ms; "
+        f"{asked:.0f} answers a start)"
     )
 
 

@@ -28,6 +28,7 @@ from factledger.bench.serve_start import (
     postgres_stores,
     schedule_summary,
     served_summary,
+    watched_summary,
 )
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
 from factledger.bench.write.history import SIZES
@@ -93,6 +94,12 @@ def write(
         bool,
         typer.Option(help="Start, postgres: also restarts on a database the first start migrated."),
     ] = False,
+    start_watch_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=120.0, help="Start: seconds of requests after ready, the slowest shown."
+        ),
+    ] = 10.0,
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
@@ -132,7 +139,8 @@ def write(
          "--seconds", f"{seconds:g}", "--max-requests", str(max_requests),
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
          "--rebuild-messages", str(rebuild_messages),
-         "--start-runs", str(start_runs), "--sync-sessions", str(sync_sessions),
+         "--start-runs", str(start_runs), "--start-watch-seconds", f"{start_watch_seconds:g}",
+         "--sync-sessions", str(sync_sessions),
          *(["--start-restarts"] if start_restarts else []),
          "--sync-processes", str(sync_processes), "--sync-rounds", str(sync_rounds),
          "--lag-appends-per-s", f"{lag_appends_per_s:g}", "--lag-ends-per-s", f"{lag_ends_per_s:g}",
@@ -284,7 +292,7 @@ def write(
             if baseline_python is not None:
                 executable = baseline_python.parent / "factledger"
                 contenders.append(Contender("baseline", executable, cache=True))
-            served = Served(credentials.server_env, credentials.service_token)
+            served = Served(credentials.server_env, credentials.service_token, start_watch_seconds)
             kinds = [(t, False) for t in where]
             if start_restarts and "postgres" in where:
                 kinds.append(("postgres", True))
@@ -328,7 +336,8 @@ def _starts(
             f"{', '.join(cpus) or '-'} (first / median after {cpu_summary(starts_each)}); "
             f"main thread after the first, medians: ran / queued for a core / blocked "
             f"{schedule_summary(starts_each)} s; first served request (`GET /v1/whoami` "
-            f"right after ready) at, from launch: {served_summary(starts_each)} "
+            f"right after ready) at, from launch: {served_summary(starts_each)}; slowest "
+            f"answer in the watch after it: {watched_summary(starts_each)} "
             f"(load avg {started_at} at the first start, {load_average()} after the last)"
         )
     return "".join(lines)
