@@ -64,7 +64,7 @@ class Start:
     served_s: float | None = None
     next_request_s: float | None = None
     # The slowest answer of those asked every `WATCH_EVERY_S` for `Served.watch_s` after the
-    # next request, and how many were asked (None without a token or a watch).
+    # next request, and how many were asked (None and 0 without a token or a watch).
     slowest_watched_s: float | None = None
     watched: int = 0
 

@@ -83,8 +83,9 @@ def warm_up_now() -> None:
     """The same loads and imports, run to their end on the calling thread, and the graphs a
     served process builds at their first use (`build_first_use_graphs`): for a `factledger
     worker`, which answers no probe and would otherwise pay for them in its first items (about
-    two seconds of CPU, most of a short backlog's drain). A load the fallback already started
-    is waited for by its first use; the lexicons are read once either way."""
+    a second of CPU for the loads and lexicons and 1.5-1.7 s more for the graphs on the sync
+    benchmark, most of a short backlog's drain). A load the fallback already started is waited
+    for by its first use; the lexicons are read once either way."""
     with _LOCK:
         _STARTED.set()
     one_blas_thread()
