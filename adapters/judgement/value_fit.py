@@ -322,11 +322,13 @@ class ValueFitHead:
         asks = [s is None and self.reads_verifier(a) for a, s in zip(answers, settled, strict=True)]
         await self._add_verifier(answers, rows, asks)
         return [
-            s if s is not None else self._keeps(a, row)
+            s if s is not None else self.keeps(a, row)
             for a, row, s in zip(answers, rows, settled, strict=True)
         ]
 
-    def _keeps(self, a: ValueAnswer, row: Sequence[float] | None) -> bool:
+    def keeps(self, a: ValueAnswer, row: Sequence[float] | None) -> bool:
+        """Whether an answer is kept, given its row as `features` reads it (None: a field the
+        bank does not know); `kept` decides the same, asking the verifier less."""
         if row is None:
             return a.held or a.over_bar >= 0
         reading = self._reading(a)

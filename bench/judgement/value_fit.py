@@ -359,7 +359,7 @@ def packaged_reading(marked: Sequence[Marked], embedder: Embedder) -> PackagedRe
             for m, row in zip(marked, rows, strict=True)
         ]
     )
-    kept = asyncio.run(head.kept([m.answer for m in marked]))
+    kept = [head.keeps(m.answer, row) for m, row in zip(marked, rows, strict=True)]
     return PackagedReading(head, known, five, p, kept)
 
 
