@@ -7,7 +7,9 @@ about a second, and the requests served meanwhile waited behind it (ADR 0245). A
 worker` serves no request, so there the wait only moved into its first items: the sync
 benchmark's drain spent about 1.7 CPU seconds per worker process building them. Each such
 graph registers how it is built (`built_at_first_use`), and the worker's warm-up builds them
-all before it claims an item (`build_first_use_graphs`, ADR 0246).
+all before it claims an item (`build_first_use_graphs`, ADR 0246). Since ADR 0247 a child
+process prepares those graphs and the graph cache keeps them, so a build no longer imports the
+library in the process that asks for it; what it still costs is the session's own build.
 """
 
 from __future__ import annotations

@@ -16,7 +16,10 @@ when the first was answered (from launch) and how long the second took: the figu
 feels, and whether the process was still busy loading. Then, for `Served.watch_s`, it keeps
 asking every `WATCH_EVERY_S` and reports the slowest answer: the loads a process starts once
 ready run beside its requests, and one that holds the interpreter's lock for a second (the
-ONNX library's import, ADR 0245) shows there and nowhere else.
+ONNX library's import, ADR 0245) shows there and nowhere else. With `Served.session_at_s`, a
+session is recorded that many seconds into the watch (a subject registered, three of its lines
+relayed, the session ended), and the slowest answer from then on is reported too: the first
+session a start reads builds what its sync needs, beside the requests (ADR 0247).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -41,6 +45,12 @@ READY_TIMEOUT_S = 120.0
 POLL_S = 0.01
 SERVED_PATH = "/v1/whoami"
 WATCH_EVERY_S = 0.05
+# A session's subject lines: a name, a role and employer, a supplier switch, a preference.
+SESSION_LINES = (
+    "Hi, this is Dana Ortiz, I run procurement at Brightwell Foods.",
+    "We switched our flour supplier to Millstone Mills last month.",
+    "Please call me in the mornings; afternoons are packed with deliveries.",
+)
 
 
 def default_executable() -> Path:
@@ -67,6 +77,10 @@ class Start:
     # next request, and how many were asked (None and 0 without a token or a watch).
     slowest_watched_s: float | None = None
     watched: int = 0
+    # With `Served.session_at_s`: the slowest answer sent once the session began, and the
+    # seconds the session's requests took (None without it).
+    slowest_from_session_s: float | None = None
+    session_s: float | None = None
 
     @property
     def main_blocked_s(self) -> float | None:
@@ -128,6 +142,7 @@ class Served:
     server_env: Mapping[str, str]
     token: str
     watch_s: float = 0.0  # how long to keep asking after the next request
+    session_at_s: float | None = None  # when into the watch a session is recorded, if at all
 
 
 # Imports every layer's modules: what an install compiles is what a start reads.
@@ -237,9 +252,16 @@ def _wait_until_ready(
     raise TimeoutError(f"not ready within {READY_TIMEOUT_S:.0f} s")
 
 
-def _served(client: httpx.Client, served: Served, started: float, ready: Start) -> Start:
+def _served(
+    client: httpx.Client,
+    served: Served,
+    started: float,
+    ready: Start,
+    session_client: Callable[[], httpx.Client] | None = None,
+) -> Start:
     """`ready` with the seconds to a first answered request, the next one's seconds and the
-    slowest answer watched after it."""
+    slowest answer watched after it; `session_client` makes the watch's session's own client
+    (by default one to `client`'s server)."""
     headers = {"Authorization": f"Bearer {served.token}"}
     timeout = httpx.Timeout(READY_TIMEOUT_S)
     first = client.get(SERVED_PATH, headers=headers, timeout=timeout)
@@ -247,14 +269,80 @@ def _served(client: httpx.Client, served: Served, started: float, ready: Start) 
     first.raise_for_status()
     client.get(SERVED_PATH, headers=headers, timeout=timeout).raise_for_status()
     next_request = time.perf_counter() - started - served_s
-    slowest, watched = _watch(client, headers, served.watch_s)
+    recorded = SessionRecorded()
+    if served.session_at_s is not None:
+        base_url = str(client.base_url)
+        own_client = session_client or (
+            lambda: httpx.Client(base_url=base_url, timeout=READY_TIMEOUT_S)
+        )
+        session = threading.Thread(
+            target=recorded.record, args=(own_client, headers, served.session_at_s), daemon=True
+        )
+        session.start()
+    answers = _asked(client, headers, served.watch_s)
+    if served.session_at_s is not None:
+        session.join(READY_TIMEOUT_S)
+        recorded.check()
+    slowest, watched = _slowest(answers)
+    from_session = (
+        _slowest([a for a in answers if a[0] >= recorded.began])[0]
+        if recorded.began is not None
+        else None
+    )
     return replace(
         ready,
         served_s=served_s,
         next_request_s=next_request,
         slowest_watched_s=slowest,
         watched=watched,
+        slowest_from_session_s=from_session,
+        session_s=recorded.seconds,
     )
+
+
+class SessionRecorded:
+    """One session recorded through the API on its own connection, with the service's token
+    (which registers subjects and relays their lines): when it began and how long it took, or
+    the error that stopped it."""
+
+    def __init__(self) -> None:
+        self.began: float | None = None
+        self.seconds: float | None = None
+        self.error: Exception | None = None
+
+    def record(
+        self, client: Callable[[], httpx.Client], headers: Mapping[str, str], after_s: float
+    ) -> None:
+        time.sleep(after_s)
+        self.began = time.perf_counter()
+        try:
+            with client() as http:
+                _record_session(http, headers)
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            self.error = exc
+            return
+        self.seconds = time.perf_counter() - self.began
+
+    def check(self) -> None:
+        """Raises what stopped the session, or says it never finished."""
+        if self.error is not None:
+            raise RuntimeError(f"the watch's session failed: {self.error!r}") from self.error
+        if self.seconds is None:
+            raise TimeoutError("the watch's session did not finish")
+
+
+def _record_session(http: httpx.Client, headers: Mapping[str, str]) -> None:
+    registered = http.post(
+        "/v1/subjects", json={"kind": "lead", "external_ref": "start-watch"}, headers=headers
+    )
+    registered.raise_for_status()
+    sessions = f"/v1/subjects/{registered.json()['subject_id']}/sessions"
+    started = http.post(sessions, json={"session_id": "s1", "channel": "chat"}, headers=headers)
+    started.raise_for_status()
+    for line in SESSION_LINES:
+        said = {"role": "subject", "text": line}
+        http.post(f"{sessions}/s1/messages", json=said, headers=headers).raise_for_status()
+    http.post(f"{sessions}/s1/end", json={}, headers=headers).raise_for_status()
 
 
 def _watch(
@@ -262,15 +350,28 @@ def _watch(
 ) -> tuple[float | None, int]:
     """The slowest answer to `SERVED_PATH` asked every `WATCH_EVERY_S` for `seconds`, and
     how many were asked; (None, 0) for no watch."""
+    return _slowest(_asked(client, headers, seconds))
+
+
+def _asked(
+    client: httpx.Client, headers: Mapping[str, str], seconds: float
+) -> list[tuple[float, float]]:
+    """(when sent, seconds to its answer) of each request to `SERVED_PATH` asked every
+    `WATCH_EVERY_S` for `seconds`."""
     timeout = httpx.Timeout(READY_TIMEOUT_S)
-    slowest, asked, until = None, 0, time.perf_counter() + seconds
+    answers: list[tuple[float, float]] = []
+    until = time.perf_counter() + seconds
     while time.perf_counter() < until:
         sent = time.perf_counter()
         client.get(SERVED_PATH, headers=headers, timeout=timeout).raise_for_status()
         took = time.perf_counter() - sent
-        slowest, asked = max(took, slowest or 0.0), asked + 1
+        answers.append((sent, took))
         time.sleep(max(0.0, WATCH_EVERY_S - took))
-    return slowest, asked
+    return answers
+
+
+def _slowest(answers: list[tuple[float, float]]) -> tuple[float | None, int]:
+    return max((took for _, took in answers), default=None), len(answers)
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -341,6 +442,21 @@ def watched_summary(starts: list[Start]) -> str:
     return (
         f"{every} ms (median after the first {statistics.median(rest) * 1000:.0f} ms; "
         f"{asked:.0f} answers a start)"
+    )
+
+
+def session_summary(starts: list[Start]) -> str:
+    """The slowest answer from the watch's session on, in milliseconds, every start, their
+    median after the first, and the session's own median seconds ("-" without a session)."""
+    slowest = [s.slowest_from_session_s for s in starts if s.slowest_from_session_s is not None]
+    took = [s.session_s for s in starts if s.session_s is not None]
+    if not slowest or not took:
+        return "-"
+    rest = slowest[1:] or slowest
+    every = ", ".join(f"{s * 1000:.0f}" for s in slowest)
+    return (
+        f"{every} ms (median after the first {statistics.median(rest) * 1000:.0f} ms); the "
+        f"session's requests took {statistics.median(took) * 1000:.0f} ms (median)"
     )
 
 

@@ -28,7 +28,11 @@ import numpy.typing as npt
 
 from factledger.adapters.embedding.onnx.model_files import TOKENIZER, TOKENIZER_SHA256
 from factledger.adapters.first_use import built_at_first_use
-from factledger.adapters.judgement.onnx_graph import LoadedGraph, one_thread_session
+from factledger.adapters.judgement.onnx_graph import (
+    LoadedGraph,
+    one_thread_session,
+    prepared_graph,
+)
 from factledger.adapters.pinned_files import read_pinned
 from factledger.application.judgement.types import Reply
 
@@ -138,12 +142,11 @@ class CrossAnswerJudge:
 
 
 def metadata_of(raw: bytes) -> dict[str, str]:
-    """The model's metadata (`yes_min`, `classes`), read without building the graph."""
-    import onnx
+    """The model's metadata (`yes_min`, `classes`), read without building a session: kept
+    with its prepared graph (`prepared_graph`), which its session is then built from."""
     from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
     try:
-        model = onnx.load_model_from_string(raw)
+        return dict(prepared_graph(raw).metadata)
     except DecodeError as exc:
         raise CrossEncoderIntegrityError("the answer model file is not an ONNX model") from exc
-    return {p.key: p.value for p in model.metadata_props}

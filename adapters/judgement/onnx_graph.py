@@ -7,14 +7,26 @@ uint8 x int8 products into int16 and saturates, so the same model reads the same
 differently by machine (a span's end, a field read at its floor or not). Before the session is
 made, each such weight moves to uint8 with its zero point raised by 128 (the same values):
 uint8 x uint8 takes a widening path that is exact on both, as the embedder's does (ADR 0004).
+
+That rewrite parses the graph with the ONNX library, whose import holds the interpreter's lock
+for 0.5-1 s: a served process's requests waited behind it when its first session was read. The
+rewritten graph and the model's metadata are prepared by a child process
+(`adapters.compile_apart`) and kept in the graph cache (`prepared_graph`), so a served process
+reads them back and never imports the library (ADR 0247).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import version as installed_version
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from factledger.adapters.embedding.onnx.graph_cache import CompiledGraph, CompiledGraphCache
+from factledger.adapters.embedding.onnx.model_files import default_cache_dir
 
 if TYPE_CHECKING:
     import onnx
@@ -30,21 +42,61 @@ class LoadedGraph:
     tokenizer: Tokenizer
 
 
+# Bump whenever `prepared_in_process` writes another graph from the same model: every cached
+# one then becomes stale.
+PREPARATION_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedKey:
+    """What a prepared judge graph depends on: its source model and the code that rewrote it."""
+
+    source_sha256: str
+    preparation: int = PREPARATION_VERSION
+    onnx_version: str = field(default_factory=lambda: installed_version("onnx"))
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.source_sha256}-exact-weights.graph"
+
+
 def one_thread_session(model: bytes) -> ort.InferenceSession:
     """A CPU session on the serialized graph `model` (its int8 weights made exact on every CPU:
-    `exact_integer_weights`), on one thread: a judge runs inside the sync worker beside the
-    embedder, and more threads only contend for the same cores. Imported here, at first use: a
-    start to ready leaves the model runtime to after ready."""
-    import onnx
+    `prepared_graph`), on one thread: a judge runs inside the sync worker beside the embedder,
+    and more threads only contend for the same cores. Imported here, at first use: a start to
+    ready leaves the model runtime to after ready."""
     import onnxruntime as ort
 
-    graph = onnx.load_from_string(model)
-    if exact_integer_weights(graph):
-        model = graph.SerializeToString()
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    prepared = prepared_graph(model).serialized
+    return ort.InferenceSession(prepared, options, providers=["CPUExecutionProvider"])
+
+
+def prepared_graph(model: bytes) -> CompiledGraph:
+    """`model` with its int8 weights made exact, and its metadata: read from the graph cache
+    (`$XDG_CACHE_HOME/factledger/onnx`), else prepared by a child process and kept there, else
+    prepared here. A model that is not a graph raises the ONNX library's `DecodeError`."""
+    from factledger.adapters.compile_apart import compile_apart
+
+    cache = CompiledGraphCache(default_cache_dir())
+    key = PreparedKey(hashlib.sha256(model).hexdigest())
+    graph = cache.get(key)
+    if graph is None:
+        graph = compile_apart(model, "exact_weights") or prepared_in_process(model, {})
+        cache.put(key, graph)
+    return graph
+
+
+def prepared_in_process(model: bytes, _options: Mapping[str, Any]) -> CompiledGraph:
+    """The graph of `prepared_graph`, made here (a child's preparation "exact_weights")."""
+    import onnx
+
+    graph = onnx.load_from_string(model)
+    metadata = {prop.key: prop.value for prop in graph.metadata_props}
+    serialized = graph.SerializeToString() if exact_integer_weights(graph) else model
+    return CompiledGraph(serialized, int8_activations=False, metadata=metadata)
 
 
 def exact_integer_weights(model: onnx.ModelProto) -> int:

@@ -28,6 +28,7 @@ from factledger.bench.serve_start import (
     postgres_stores,
     schedule_summary,
     served_summary,
+    session_summary,
     watched_summary,
 )
 from factledger.bench.write.cold_loads import TURNS, measure_cold_loads, seeded_stores
@@ -100,6 +101,14 @@ def write(
             min=0.0, max=120.0, help="Start: seconds of requests after ready, the slowest shown."
         ),
     ] = 10.0,
+    start_session_at_seconds: Annotated[
+        float,
+        typer.Option(
+            min=-1.0,
+            max=120.0,
+            help="Start: seconds into the watch a session is recorded (negative: none).",
+        ),
+    ] = 3.0,
     sync_sessions: Annotated[
         int, typer.Option(min=1, max=10_000, help="Sync: recorded sessions (9 facts each).")
     ] = 60,
@@ -140,6 +149,7 @@ def write(
          "--rounds", str(rounds), "--rebuild-events", str(rebuild_events),
          "--rebuild-messages", str(rebuild_messages),
          "--start-runs", str(start_runs), "--start-watch-seconds", f"{start_watch_seconds:g}",
+         "--start-session-at-seconds", f"{start_session_at_seconds:g}",
          "--sync-sessions", str(sync_sessions),
          *(["--start-restarts"] if start_restarts else []),
          "--sync-processes", str(sync_processes), "--sync-rounds", str(sync_rounds),
@@ -292,7 +302,12 @@ def write(
             if baseline_python is not None:
                 executable = baseline_python.parent / "factledger"
                 contenders.append(Contender("baseline", executable, cache=True))
-            served = Served(credentials.server_env, credentials.service_token, start_watch_seconds)
+            served = Served(
+                credentials.server_env,
+                credentials.service_token,
+                start_watch_seconds,
+                start_session_at_seconds if start_session_at_seconds >= 0 else None,
+            )
             kinds = [(t, False) for t in where]
             if start_restarts and "postgres" in where:
                 kinds.append(("postgres", True))
@@ -337,7 +352,8 @@ def _starts(
             f"main thread after the first, medians: ran / queued for a core / blocked "
             f"{schedule_summary(starts_each)} s; first served request (`GET /v1/whoami` "
             f"right after ready) at, from launch: {served_summary(starts_each)}; slowest "
-            f"answer in the watch after it: {watched_summary(starts_each)} "
+            f"answer in the watch after it: {watched_summary(starts_each)}; slowest from the "
+            f"watch's session on: {session_summary(starts_each)} "
             f"(load avg {started_at} at the first start, {load_average()} after the last)"
         )
     return "".join(lines)

@@ -73,6 +73,8 @@ def _load(
     threads: int,
     int8_activations: bool,
     cache_dir: Path | None,
+    *,
+    compile_apart: bool = False,
 ) -> _Loaded:
     # Loading is slow and the session large: every embedder of a process shares one.
     key = (files, max_tokens, threads, int8_activations, cache_dir)
@@ -92,6 +94,7 @@ def _load(
             int8_activations=int8_activations,
             trusted=files.is_preset,
             cache=CompiledGraphCache(cache_dir) if cache_dir is not None else None,
+            compile_apart=compile_apart,
         )
         tokenizer = sentence_tokenizer(tokenizer_json, max_tokens)
         quantized = encoder.int8_activations
@@ -157,7 +160,9 @@ class OnnxEmbedder:
       faster: nothing is spent on padding) and runs inference in a worker thread, so the event
       loop keeps serving while a long ingest is embedded.
     - With a `cache_dir`, the compiled graph is kept there between processes (`graph_cache`);
-      without one, or when it cannot be used, the graph is compiled in memory at every start.
+      without one, or when it cannot be used, the graph is compiled at every start. A load in
+      the background compiles it in a child process (`compile_apart`), so that requests served
+      meanwhile do not wait for the interpreter's lock.
     - Embeds each distinct text of a call once, and keeps the vectors of the last
       `cached_vectors` texts (`vector_cache`; 0 keeps none): a text met again is not run again.
     - With `load_in_background`, a packaged model (whose dimension and id are known without
@@ -186,7 +191,10 @@ class OnnxEmbedder:
         if load_in_background and known is not None:
             self.dimension, self.model_id = known
             self._loading: DeferredLoad[_Loaded] = DeferredLoad.pending(
-                lambda: _load(files, max_tokens, threads, int8_activations, cache_dir),
+                # Beside served requests: a graph to compile is compiled by a child process.
+                lambda: _load(
+                    files, max_tokens, threads, int8_activations, cache_dir, compile_apart=True
+                ),
                 name="embedder",
             )
         else:

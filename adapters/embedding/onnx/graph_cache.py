@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version as installed_version
 from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 import structlog
 
@@ -41,6 +43,16 @@ def _onnxruntime_version() -> str:
 
     version: str = onnxruntime.__version__
     return version
+
+
+class CacheKey(Protocol):
+    """What a cached graph was built for: a dataclass (its fields are the header's key) that
+    names its file."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def file_name(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +77,13 @@ class GraphKey:
 @dataclass(frozen=True, slots=True)
 class CompiledGraph:
     """A serialized ONNX graph ready for a session; `int8_activations` says what it does,
-    `compact` whether it is a compact graph (its session folds its dequantized tables)."""
+    `compact` whether it is a compact graph (its session folds its dequantized tables),
+    `metadata` the model's metadata, for a reader that must not parse the graph for it."""
 
     serialized: bytes
     int8_activations: bool
     compact: bool = False
+    metadata: Mapping[str, str] = field(default_factory=dict)
 
 
 class CompiledGraphCache:
@@ -78,7 +92,7 @@ class CompiledGraphCache:
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
 
-    def get(self, key: GraphKey) -> CompiledGraph | None:
+    def get(self, key: CacheKey) -> CompiledGraph | None:
         """The graph built for `key`, or None when missing, stale, corrupt or unreadable."""
         if self.directory is None:
             return None
@@ -100,10 +114,13 @@ class CompiledGraphCache:
         if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
             return _rejected("corrupt", path)
         return CompiledGraph(
-            payload, bool(header.get("int8_activations")), compact=bool(header.get("compact"))
+            payload,
+            bool(header.get("int8_activations")),
+            compact=bool(header.get("compact")),
+            metadata=dict(header.get("metadata") or {}),
         )
 
-    def put(self, key: GraphKey, graph: CompiledGraph) -> bool:
+    def put(self, key: CacheKey, graph: CompiledGraph) -> bool:
         """Stores `graph` for `key`; False (and a warning) when the directory is not writable."""
         if self.directory is None:
             return False
@@ -111,6 +128,7 @@ class CompiledGraphCache:
             "key": asdict(key),
             "int8_activations": graph.int8_activations,
             "compact": graph.compact,
+            "metadata": dict(graph.metadata),
             "sha256": hashlib.sha256(graph.serialized).hexdigest(),
         }
         try:

@@ -10,9 +10,9 @@ processes (`graph_cache`), so the rebuild and the probe run once per model and o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnxruntime as ort
@@ -61,11 +61,14 @@ def open_encoder(
     int8_activations: bool,
     trusted: bool,
     cache: CompiledGraphCache | None = None,
+    compile_apart: bool = False,
 ) -> EncoderSession:
     """`read_model` gives the model file's verified content, `source_sha256` its sha256; it is
     called only when the graph must be compiled (a `cache` that holds the graph for this model
     and these options spares reading it). `trusted`: a model whose rebuild our tests check, so
-    the probe is skipped."""
+    the probe is skipped. `compile_apart`: a graph to compile is compiled by a child process
+    (`adapters.compile_apart`), and in this one only when the child cannot give it; a load that
+    runs beside served requests asks for it."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -78,8 +81,13 @@ def open_encoder(
     cache = cache or CompiledGraphCache(None)  # one without a directory never holds a graph
     graph = cache.get(key)
     if graph is None:
-        graph = compile_encoder(
-            read_model(), options, int8_activations=int8_activations, trusted=trusted
+        serialized = read_model()
+        graph = (
+            _compiled_by_child(serialized, options, int8_activations, trusted)
+            if compile_apart
+            else None
+        ) or compile_encoder(
+            serialized, options, int8_activations=int8_activations, trusted=trusted
         )
         cache.put(key, graph)
     return session_from_bytes(
@@ -110,6 +118,32 @@ def compile_encoder(
         return CompiledGraph(compact.SerializeToString(), int8_activations=quantized, compact=True)
     rewritten = quantize_activations(model) if int8_activations else 0
     return CompiledGraph(model.SerializeToString(), int8_activations=rewritten > 0)
+
+
+def _compiled_by_child(
+    serialized: bytes, options: ort.SessionOptions, int8_activations: bool, trusted: bool
+) -> CompiledGraph | None:
+    from factledger.adapters.compile_apart import compile_apart
+
+    asked = {
+        "int8_activations": int8_activations,
+        "trusted": trusted,
+        "threads": options.intra_op_num_threads,
+    }
+    return compile_apart(serialized, "encoder", asked)
+
+
+def compiled_in_child(serialized: bytes, asked: Mapping[str, Any]) -> CompiledGraph:
+    """`compile_encoder` as the child of `_compiled_by_child` runs it."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = int(asked["threads"])
+    options.inter_op_num_threads = 1
+    return compile_encoder(
+        serialized,
+        options,
+        int8_activations=bool(asked["int8_activations"]),
+        trusted=bool(asked["trusted"]),
+    )
 
 
 def compact_is_faithful(original: onnx.ModelProto, options: ort.SessionOptions) -> bool:
