@@ -436,13 +436,9 @@ def watched_summary(starts: list[Start]) -> str:
     slowest = [s.slowest_watched_s for s in starts if s.slowest_watched_s is not None]
     if not slowest:
         return "-"
-    rest = slowest[1:] or slowest
-    every = ", ".join(f"{s * 1000:.0f}" for s in slowest)
+    every, median = _every_start_ms(slowest)
     asked = statistics.median(s.watched for s in starts if s.slowest_watched_s is not None)
-    return (
-        f"{every} ms (median after the first {statistics.median(rest) * 1000:.0f} ms; "
-        f"{asked:.0f} answers a start)"
-    )
+    return f"{every} ms (median after the first {median:.0f} ms; {asked:.0f} answers a start)"
 
 
 def session_summary(starts: list[Start]) -> str:
@@ -452,12 +448,18 @@ def session_summary(starts: list[Start]) -> str:
     took = [s.session_s for s in starts if s.session_s is not None]
     if not slowest or not took:
         return "-"
-    rest = slowest[1:] or slowest
-    every = ", ".join(f"{s * 1000:.0f}" for s in slowest)
+    every, median = _every_start_ms(slowest)
     return (
-        f"{every} ms (median after the first {statistics.median(rest) * 1000:.0f} ms); the "
-        f"session's requests took {statistics.median(took) * 1000:.0f} ms (median)"
+        f"{every} ms (median after the first {median:.0f} ms); the session's requests took "
+        f"{statistics.median(took) * 1000:.0f} ms (median)"
     )
+
+
+def _every_start_ms(seconds: list[float]) -> tuple[str, float]:
+    """Each start's figure in milliseconds, in order, and the median of those after the
+    first (of the one, for a single start)."""
+    rest = seconds[1:] or seconds
+    return ", ".join(f"{s * 1000:.0f}" for s in seconds), statistics.median(rest) * 1000
 
 
 def render(seconds: dict[str, list[Start]]) -> str:
