@@ -75,6 +75,7 @@ JUDGES: tuple[Judge, ...] = (
     Judge("J19", _both(45)),
     Judge("J20", _both(46)),
     Judge("J21", _both(47)),
+    Judge("J22", _both(48)),
 )
 
 
