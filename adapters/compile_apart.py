@@ -70,8 +70,15 @@ def compile_apart(
         return _failed(kind, "no_interpreter")
     try:
         with tempfile.TemporaryFile() as errors:
+            # A session of its own: a terminal's Ctrl-C, sent to the server's process group,
+            # must not fail the child into a second preparation in process while the server
+            # stops; the server's end closes the child's stdin, which ends it.
             child = subprocess.Popen(  # noqa: S603 - our interpreter and module, no shell
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,
             )
             answer, timed_out = _exchange(child, serialized, timeout_s)
             errors.seek(0)

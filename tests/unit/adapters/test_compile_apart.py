@@ -129,6 +129,22 @@ def test_a_full_disk_costs_the_child_not_the_graph(
     assert [(e["reason"], e["error"]) for e in failures] == [("unstarted", "OSError")]
 
 
+def test_the_child_runs_in_a_session_of_its_own(model: bytes) -> None:
+    """Out of the server's process group: a terminal's Ctrl-C reaches the server only."""
+    says_its_session = _python(
+        "import hashlib, json, os, sys\n"
+        "sys.stdin.buffer.read(json.loads(sys.argv[1])['size'])\n"
+        "leader = str(os.getsid(0) == os.getpid())\n"
+        "header = {'metadata': {'leader': leader}, 'sha256': hashlib.sha256(b'').hexdigest()}\n"
+        "sys.stdout.write(json.dumps(header) + '\\n')"
+    )
+
+    answer = _apart(model, says_its_session)
+
+    assert answer is not None
+    assert answer.metadata == {"leader": "True"}
+
+
 def test_a_child_that_runs_past_its_time_is_killed(model: bytes) -> None:
     command = _python("import time; time.sleep(600)")  # never reads its model
 
