@@ -14,9 +14,10 @@
   `factledger serve` (docs/benchmarks.md). The app's lifespan starts a task
   that imports it in a thread and then runs the session manager; the process answers
   (`/readyz` included) meanwhile. A served app imports it once its routes are in and the
-  requests that waited for them are answered (ADR 0101). A call to `/mcp` before the SDK is
-  loaded waits for it, at most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers
-  503 and the API goes on.
+  requests that waited for them are answered (ADR 0101), and what a first message needs has
+  loaded (ADR 0190), unless a call to `/mcp` comes first: its caller waits for the SDK alone,
+  which then loads at once (ADR 0248). A call to `/mcp` before the SDK is loaded waits for it,
+  at most `LOAD_TIMEOUT_S`; if it could not be loaded, `/mcp` answers 503 and the API goes on.
 """
 
 from __future__ import annotations
@@ -127,14 +128,16 @@ class _SdkLoader:
     def __init__(self, state: ApiState) -> None:
         self._state = state
         self._loaded = asyncio.Event()
+        self._wanted = asyncio.Event()  # a call to `/mcp` waits for the SDK
         self._manager: StreamableHTTPSessionManager | None = None
 
     async def run(
         self, stop: asyncio.Event, after: Callable[[], Awaitable[None]] | None = None
     ) -> None:
         """Imports the SDK (once `after` returns, if given: it would otherwise share the
-        interpreter's lock with the start and the routes' load) and runs its manager."""
-        if after is not None and not await _before_stop(after(), stop):
+        interpreter's lock with the start and the routes' load; at once if a call to `/mcp`
+        comes first, since its caller waits for nothing else) and runs its manager."""
+        if after is not None and not await _before_stop(self._turn(after), stop):
             self._loaded.set()
             return
         try:
@@ -159,7 +162,18 @@ class _SdkLoader:
         server = build_server(self._state, lambda ctx: _bearer_principal(verifier, ctx))
         return StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
 
+    async def _turn(self, after: Callable[[], Awaitable[None]]) -> None:
+        """Returns once `after` has returned, or once a call to `/mcp` waits for the SDK."""
+        waited = asyncio.ensure_future(after())
+        wanted = asyncio.ensure_future(self._wanted.wait())
+        try:
+            await asyncio.wait({waited, wanted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (waited, wanted):
+                task.cancel()
+
     async def manager(self) -> StreamableHTTPSessionManager:
+        self._wanted.set()
         try:
             await asyncio.wait_for(self._loaded.wait(), LOAD_TIMEOUT_S)
         except TimeoutError:

@@ -23,6 +23,7 @@ from factledger.api.http.auth import Role
 from factledger.api.mcp import http as mcp_http
 
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+LOAD_WAIT_S = 60.0  # generous: only a load that never happens fails on it
 HEADERS = {
     **bearer(token(Role.AGENT, kind="lead", ref="crm-mcp-load")),
     "Accept": "application/json, text/event-stream",
@@ -114,3 +115,54 @@ async def test_a_bad_bearer_is_refused_before_the_sdk_is_waited_for(
 
     assert response.status_code == 401
     assert response.json()["error"] == "AuthenticationError"
+
+
+def _loader_waiting_its_turn(
+    ports: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> tuple[mcp_http._SdkLoader, asyncio.Event, list[str]]:
+    """A served app's SDK loader whose turn (`after`: the routes, then what a first message
+    needs) has not come, and the imports it has run."""
+    imports: list[str] = []
+    imported = mcp_http._import_sdk
+
+    def counted() -> None:
+        imports.append("sdk")
+        imported()
+
+    monkeypatch.setattr(mcp_http, "_import_sdk", counted)
+    app = mcp_http.create_app(ports=ports, auth=TEST_AUTH)
+    return mcp_http._SdkLoader(app.state.api), asyncio.Event(), imports
+
+
+async def test_the_sdk_waits_its_turn_while_nobody_calls_mcp(
+    ports: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loader, turn, imports = _loader_waiting_its_turn(ports, monkeypatch)
+    stop = asyncio.Event()
+    running_loader = asyncio.create_task(loader.run(stop, turn.wait))
+
+    await asyncio.sleep(0.2)
+    assert imports == []  # a first message's loads go first
+    turn.set()
+    assert await asyncio.wait_for(loader.manager(), LOAD_WAIT_S) is not None
+    assert imports == ["sdk"]
+    stop.set()
+    await running_loader
+
+
+async def test_a_call_to_mcp_loads_the_sdk_before_its_turn(
+    ports: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent that speaks only MCP waits for the SDK and nothing else: its call starts the
+    load at once (ADR 0248)."""
+    loader, turn, imports = _loader_waiting_its_turn(ports, monkeypatch)
+    stop = asyncio.Event()
+    running_loader = asyncio.create_task(loader.run(stop, turn.wait))
+
+    manager = await asyncio.wait_for(loader.manager(), LOAD_WAIT_S)
+
+    assert manager is not None
+    assert imports == ["sdk"]
+    assert not turn.is_set()  # its turn never came
+    stop.set()
+    await running_loader
