@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -64,6 +65,7 @@ def compile_apart(
     """The graph the preparation `kind` makes of `serialized` with `options`, made by a child
     process; None when the child could not give it. `command` starts the child (tests start
     others)."""
+    started = time.monotonic()
     request = {"kind": kind, "size": len(serialized), "options": dict(options or {})}
     argv = [*(command if command is not None else child_command()), json.dumps(request)]
     if not argv[0]:  # an embedded interpreter may not know its executable
@@ -89,7 +91,14 @@ def compile_apart(
         return _failed(kind, "timeout", timeout_s=timeout_s)
     if child.returncode != 0:
         return _failed(kind, "exit", exit_code=child.returncode, error=error_type)
-    return _checked(kind, answer)
+    graph = _checked(kind, answer)
+    if graph is not None:
+        # A first start's slower requests are explained by this line: what was prepared, and
+        # how long the child took.
+        log.info(
+            "model.compiled_apart", preparation=kind, seconds=round(time.monotonic() - started, 3)
+        )
+    return graph
 
 
 def _exchange(
