@@ -270,6 +270,7 @@ def _served(
     client.get(SERVED_PATH, headers=headers, timeout=timeout).raise_for_status()
     next_request = time.perf_counter() - started - served_s
     recorded = SessionRecorded()
+    session: threading.Thread | None = None
     if served.session_at_s is not None:
         base_url = str(client.base_url)
         own_client = session_client or (
@@ -280,7 +281,7 @@ def _served(
         )
         session.start()
     answers = _asked(client, headers, served.watch_s)
-    if served.session_at_s is not None:
+    if session is not None:
         session.join(READY_TIMEOUT_S)
         recorded.check()
     slowest, watched = _slowest(answers)
