@@ -115,6 +115,7 @@ def _exchange(
     if stdin is None or stdout is None:  # never with pipes asked for; an OSError for callers
         raise OSError("the child has no pipes")
     timer = threading.Timer(timeout_s, kill)
+    timer.daemon = True  # a process that stops while a child prepares must not wait for it
     timer.start()
     try:
         # A child that died before reading the model breaks the pipe; its status says why.

@@ -5,9 +5,12 @@ in the cache, a process reads it back without importing the ONNX library."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -174,6 +177,43 @@ def test_a_child_whose_parent_is_gone_stops(model: bytes) -> None:
     assert child.wait(timeout=60) == apart.PARENT_GONE_EXIT
     assert child.stdout.read() == b""  # it wrote no graph
     child.stdout.close()
+
+
+STOPS_WHILE_A_CHILD_PREPARES = """
+import subprocess, sys, threading, time
+from factledger.adapters import compile_apart as apart
+
+hung = [sys.executable, "-c", "import time; time.sleep(600)"]
+threading.Thread(
+    target=apart.compile_apart,
+    args=(b"model", "encoder"),
+    kwargs={"timeout_s": 600.0, "command": hung},
+    daemon=True,
+).start()
+time.sleep(0.5)
+print(subprocess.run(["pgrep", "-f", "time.sleep.600."], capture_output=True, text=True).stdout)
+"""
+
+
+def test_a_process_that_stops_while_a_child_prepares_is_not_held_by_the_exchange() -> None:
+    """A process stopping while its child prepares exits: the exchange's timer does not keep
+    it alive until the child's time runs out. (The packaged child then reads end of file on
+    its stdin and exits: `test_a_child_whose_parent_is_gone_stops`; this one is a stand-in
+    that hangs, so the test ends it.)"""
+    done = subprocess.run(  # noqa: S603 - our interpreter
+        [sys.executable, "-c", STOPS_WHILE_A_CHILD_PREPARES],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,  # a timer that held the process would hold it for 600 s
+    )
+    children = [int(pid) for pid in done.stdout.split()]
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert children  # the child was still running when the process stopped
 
 
 class _InProcessCompiles:
