@@ -18,6 +18,7 @@ reads them back and never imports the library (ADR 0247).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version as installed_version
@@ -82,11 +83,37 @@ def prepared_graph(model: bytes) -> CompiledGraph:
 
     cache = CompiledGraphCache(default_cache_dir())
     key = PreparedKey(hashlib.sha256(model).hexdigest())
-    graph = cache.get(key)
+    graph = cache.get(key) or _UNCACHED.take(key.source_sha256)
     if graph is None:
         graph = compile_apart(model, "exact_weights") or prepared_in_process(model, {})
-        cache.put(key, graph)
+        if not cache.put(key, graph):
+            _UNCACHED.keep(key.source_sha256, graph)
     return graph
+
+
+class _LastUncached:
+    """The last graph prepared where the cache could not keep it, taken by the next ask for
+    the same model: a pinned verifier reads its metadata, then builds its session from the
+    same file, and should not pay a second child for it. Taken once, so it holds no graph for
+    the life of the process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[str, CompiledGraph] | None = None
+
+    def keep(self, sha256: str, graph: CompiledGraph) -> None:
+        with self._lock:
+            self._kept = (sha256, graph)
+
+    def take(self, sha256: str) -> CompiledGraph | None:
+        with self._lock:
+            if self._kept is None or self._kept[0] != sha256:
+                return None
+            graph, self._kept = self._kept[1], None
+            return graph
+
+
+_UNCACHED = _LastUncached()
 
 
 def prepared_in_process(model: bytes, _options: Mapping[str, Any]) -> CompiledGraph:

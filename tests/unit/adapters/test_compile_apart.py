@@ -317,6 +317,24 @@ def test_a_judges_graph_whose_child_fails_is_prepared_in_process(
     assert [(e["preparation"], e["exit_code"]) for e in failures] == [("exact_weights", 3)]
 
 
+def test_a_cache_that_cannot_keep_a_judges_graph_costs_one_child_for_its_metadata_and_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only or missing home: the verifier reads its metadata, then builds its session
+    from the same file, and the graph prepared for the first is taken by the second."""
+    (tmp_path / "a-file").write_bytes(b"")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file" / "cache"))  # never a directory
+    model = PACKAGED_FORGET_READER.read_bytes()
+
+    with structlog.testing.capture_logs() as logs:
+        assert "yes_min" in metadata_of(model)
+        assert onnx_graph.one_thread_session(model).get_inputs()
+        assert onnx_graph.one_thread_session(model).get_inputs()  # taken once: prepared again
+
+    prepared = [e for e in logs if e["event"] == "model.compiled_apart"]
+    assert len(prepared) == 2
+
+
 def test_a_file_that_is_no_graph_is_refused_as_before(empty_cache: Path) -> None:
     with pytest.raises(CrossEncoderIntegrityError, match="not an ONNX model"):
         metadata_of(b"\x00\x01 this is not a serialized graph")
