@@ -18,7 +18,6 @@ is logged by its kind and gives None, and the caller prepares in process, as wit
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import json
 import os
@@ -32,7 +31,7 @@ from typing import Any
 
 import structlog
 
-from factledger.adapters.embedding.onnx.graph_cache import CompiledGraph
+from factledger.adapters.embedding.onnx.graph_cache import CompiledGraph, graph_header, graph_of
 
 log = structlog.get_logger(__name__)
 
@@ -141,16 +140,8 @@ def _checked(kind: str, answer: bytes) -> CompiledGraph | None:
         header = None
     if not isinstance(header, dict):
         return _failed(kind, "unreadable_answer")
-    payload = answer[end + 1 :]
-    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
-        return _failed(kind, "corrupt_answer")
-    metadata = header.get("metadata") or {}
-    return CompiledGraph(
-        payload,
-        bool(header.get("int8_activations")),
-        compact=bool(header.get("compact")),
-        metadata={str(k): str(v) for k, v in dict(metadata).items()},
-    )
+    graph = graph_of(answer[end + 1 :], header)
+    return graph if graph is not None else _failed(kind, "corrupt_answer")
 
 
 def _last_error_type(stderr: bytes) -> str | None:
@@ -205,14 +196,8 @@ def main(argv: Sequence[str]) -> int:
     model = _read_exactly(stdin, int(request["size"]))
     threading.Thread(target=_exit_when_parent_gone, args=(stdin,), daemon=True).start()
     graph = _preparation(request["kind"])(model, request["options"])
-    header = {
-        "int8_activations": graph.int8_activations,
-        "compact": graph.compact,
-        "metadata": dict(graph.metadata),
-        "sha256": hashlib.sha256(graph.serialized).hexdigest(),
-    }
     out = sys.stdout.buffer
-    out.write(json.dumps(header).encode() + b"\n")
+    out.write(json.dumps(graph_header(graph)).encode() + b"\n")
     out.write(graph.serialized)
     out.flush()
     return 0

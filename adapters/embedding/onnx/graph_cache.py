@@ -86,6 +86,31 @@ class CompiledGraph:
     metadata: Mapping[str, str] = field(default_factory=dict)
 
 
+def graph_header(graph: CompiledGraph) -> dict[str, Any]:
+    """What a header line says of `graph` (a cached file's, a preparing child's answer): what
+    its graph does, its metadata and its payload's sha256."""
+    return {
+        "int8_activations": graph.int8_activations,
+        "compact": graph.compact,
+        "metadata": dict(graph.metadata),
+        "sha256": hashlib.sha256(graph.serialized).hexdigest(),
+    }
+
+
+def graph_of(payload: bytes, header: Mapping[str, Any]) -> CompiledGraph | None:
+    """The graph `header` (`graph_header`) describes, or None when `payload` does not hash to
+    it."""
+    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        return None
+    metadata = header.get("metadata") or {}
+    return CompiledGraph(
+        payload,
+        bool(header.get("int8_activations")),
+        compact=bool(header.get("compact")),
+        metadata={str(k): str(v) for k, v in dict(metadata).items()},
+    )
+
+
 class CompiledGraphCache:
     """Compiled graphs in `directory`, or nowhere when it is None."""
 
@@ -111,26 +136,14 @@ class CompiledGraphCache:
             return _rejected("unreadable", path)
         except ValueError:  # a header that is not JSON
             return _rejected("corrupt", path)
-        if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
-            return _rejected("corrupt", path)
-        return CompiledGraph(
-            payload,
-            bool(header.get("int8_activations")),
-            compact=bool(header.get("compact")),
-            metadata=dict(header.get("metadata") or {}),
-        )
+        graph = graph_of(payload, header)
+        return graph if graph is not None else _rejected("corrupt", path)
 
     def put(self, key: CacheKey, graph: CompiledGraph) -> bool:
         """Stores `graph` for `key`; False (and a warning) when the directory is not writable."""
         if self.directory is None:
             return False
-        header = {
-            "key": asdict(key),
-            "int8_activations": graph.int8_activations,
-            "compact": graph.compact,
-            "metadata": dict(graph.metadata),
-            "sha256": hashlib.sha256(graph.serialized).hexdigest(),
-        }
+        header = {"key": asdict(key), **graph_header(graph)}
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             parts = [_MAGIC, json.dumps(header).encode() + b"\n", graph.serialized]

@@ -69,9 +69,7 @@ def open_encoder(
     the probe is skipped. `compile_apart`: a graph to compile is compiled by a child process
     (`adapters.compile_apart`), and in this one only when the child cannot give it; a load that
     runs beside served requests asks for it."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
+    options = _session_options(threads)
     key = GraphKey(
         source_sha256=source_sha256,
         int8_activations=int8_activations,
@@ -96,6 +94,14 @@ def open_encoder(
         int8_activations=graph.int8_activations,
         compact=graph.compact,
     )
+
+
+def _session_options(threads: int) -> ort.SessionOptions:
+    """`threads` for each operator, one operator at a time: an encoder's graph is a chain."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    return options
 
 
 def compile_encoder(
@@ -135,12 +141,9 @@ def _compiled_by_child(
 
 def compiled_in_child(serialized: bytes, asked: Mapping[str, Any]) -> CompiledGraph:
     """`compile_encoder` as the child of `_compiled_by_child` runs it."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = int(asked["threads"])
-    options.inter_op_num_threads = 1
     return compile_encoder(
         serialized,
-        options,
+        _session_options(int(asked["threads"])),
         int8_activations=bool(asked["int8_activations"]),
         trusted=bool(asked["trusted"]),
     )
